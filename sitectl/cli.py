@@ -1,0 +1,251 @@
+"""``sitectl`` command line (click). Each command has ``--json``; errors exit non-zero with one
+clear message on stderr (and ``{"error": ...}`` on stdout with ``--json``)."""
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from sitectl import __version__
+from sitectl.engine import Engine
+from sitectl.errors import EngineError, SitectlError, VerifyFailed
+from sitectl.ops import checks, envvars, lifecycle
+from sitectl.ops import plan as planmod
+from sitectl.ops import tasks as taskmod
+from sitectl.progress import Reporter
+from sitectl.target import Target, resolve_target
+
+out = Console(highlight=False, soft_wrap=True)
+
+
+def _recorded_host(instance: int | None) -> str | None:
+    """The host the instance's running containers were made for (label ``sitectl.host``)."""
+    try:
+        eng = Engine()
+        for c in eng.containers({"sitectl.instance": str(instance or 0)}):
+            if c.labels.get("sitectl.host"):
+                return c.labels["sitectl.host"]
+    except Exception:  # noqa: BLE001 - no engine: fall back to config/defaults
+        return None
+    return None
+
+
+def target_options(f):
+    """Options every command shares: --stack, --host, --instance, --data-dir, --config, --json."""
+    @click.option("--stack", help="Stack: mini (default), webarena, or a path to a stack YAML file.")
+    @click.option("--host", help="Host name or IPv4 the browser uses (default: config, running stack, 127.0.0.1).")
+    @click.option("--instance", type=int, default=None, help="Instance number (0 = WebArena's names and ports).")
+    @click.option("--data-dir", type=click.Path(file_okay=False), help="Folder for {data} (e.g. the wiki ZIM).")
+    @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file (default ./sitectl.yaml).")
+    @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
+    @functools.wraps(f)
+    def wrapper(stack, host, instance, data_dir, config_file, as_json, **kw):
+        try:
+            recorded = None if host else _recorded_host(instance)
+            target = resolve_target(stack, host, instance, data_dir, config_file, recorded_host=recorded)
+            result = f(target=target, as_json=as_json, **kw)
+        except SitectlError as e:
+            _fail(str(e), e.exit_code, as_json, getattr(e, "payload", None))
+        except KeyboardInterrupt:
+            _fail("interrupted", 130, as_json)
+        if as_json and result is not None:
+            click.echo(json.dumps(result, indent=2, default=str))
+    return wrapper
+
+
+def _fail(message: str, code: int, as_json: bool, payload=None) -> None:
+    if as_json:
+        click.echo(json.dumps({"error": message, **({"results": payload} if payload else {})}, indent=2))
+    click.echo(f"sitectl: error: {message}", err=True)
+    sys.exit(code)
+
+
+def _reporter(as_json: bool) -> Reporter:
+    return Reporter(quiet=False)
+
+
+def _urls_table(target: Target, rows) -> Table:
+    t = Table("site", "container", "action", "seconds", "url")
+    for r in rows:
+        t.add_row(r.site, r.container, r.action, f"{r.seconds:.1f}", r.url)
+    return t
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sitectl")
+def main():
+    """Provision, check, reset and tear down WebArena-family benchmark sites."""
+
+
+@main.command()
+@click.argument("sites", nargs=-1)
+@click.option("--no-build", is_flag=True, help="Fail instead of building a missing image.")
+@target_options
+def up(target: Target, as_json: bool, sites, no_build):
+    """Bring SITES (default: all) up, health-checked, and print their URLs. Idempotent."""
+    rows = lifecycle.up(target, target.stack.select(sites), Engine(), _reporter(as_json), build=not no_build)
+    if as_json:
+        return {"stack": target.stack.name, "host": target.host, "instance": target.instance,
+                "sites": [r.as_dict() for r in rows]}
+    out.print(_urls_table(target, rows))
+
+
+@main.command()
+@click.argument("sites", nargs=-1)
+@target_options
+def status(target: Target, as_json: bool, sites):
+    """Per site: container state, health and URL."""
+    rows = checks.status(target, target.stack.select(sites), Engine())
+    if as_json:
+        return {"stack": target.stack.name, "host": target.host, "instance": target.instance, "sites": rows}
+    t = Table("site", "container", "state", "healthy", "url", "detail")
+    for r in rows:
+        t.add_row(r["site"], r["container"], r["state"], "yes" if r["healthy"] else "[red]no[/red]", r["url"], r["detail"])
+    out.print(t)
+
+
+@main.command()
+@click.option("--volumes", is_flag=True, help="Also remove the containers' anonymous volumes.")
+@target_options
+def down(target: Target, as_json: bool, volumes):
+    """Remove the instance's containers and network."""
+    removed = lifecycle.down(target, Engine(), volumes=volumes, reporter=_reporter(as_json))
+    if as_json:
+        return {"removed": removed}
+    out.print(f"removed {len(removed)} container(s): {', '.join(removed) or '-'}")
+
+
+@main.command()
+@click.argument("sites", nargs=-1)
+@click.option("--recreate", is_flag=True, default=True,
+              help="Re-create the containers from their images and re-run post-start steps "
+                   "(WebArena's reset; the only method so far).")
+@target_options
+def reset(target: Target, as_json: bool, sites, recreate):
+    """Reset SITES (default: every mutable site) to their golden state."""
+    chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
+    rows = lifecycle.reset_recreate(target, chosen, Engine(), _reporter(as_json))
+    if as_json:
+        return {"method": "recreate", "sites": [r.as_dict() for r in rows]}
+    out.print(_urls_table(target, rows))
+
+
+@main.command()
+@click.argument("sites", nargs=-1)
+@target_options
+def verify(target: Target, as_json: bool, sites):
+    """Deep health: database, login page, and a logged-in probe, per site."""
+    try:
+        outcomes = checks.verify(target, target.stack.select(sites), Engine())
+    except VerifyFailed as e:
+        e.payload = [o.as_dict() for o in e.outcomes]  # type: ignore[attr-defined]
+        if not as_json:
+            _probe_table(e.outcomes)
+        raise
+    if as_json:
+        return {"ok": True, "results": [o.as_dict() for o in outcomes]}
+    _probe_table(outcomes)
+    out.print(f"[green]verify passed[/green]: {len(outcomes)} probes")
+
+
+def _probe_table(outcomes) -> None:
+    t = Table("site", "probe", "ok", "detail")
+    for o in outcomes:
+        t.add_row(o.site, o.probe, "yes" if o.ok else "[red]NO[/red]", o.detail)
+    out.print(t)
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(envvars.FORMATS), default="webarena", show_default=True)
+@target_options
+def env(target: Target, as_json: bool, fmt):
+    """Print the sites' environment variables (WebArena, BrowserGym or .env format)."""
+    values = envvars.env_vars(target, fmt)
+    if as_json:
+        return values
+    click.echo(envvars.env_text(values, fmt))
+
+
+@main.command()
+@click.argument("sites", nargs=-1)
+@click.option("--labels", is_flag=True, help="Include sitectl's labels and network in the commands.")
+@target_options
+def plan(target: Target, as_json: bool, sites, labels):
+    """Print the docker commands `up` would run, without running anything."""
+    entries = planmod.plan(target, target.stack.select(sites), with_labels=labels)
+    if as_json:
+        return {"stack": target.stack.name, "host": target.host, "commands": entries}
+    click.echo(planmod.plan_text(entries))
+
+
+@main.command()
+@click.argument("sites", nargs=-1)
+@click.option("--force", is_flag=True, help="Rebuild even when the images exist.")
+@target_options
+def build(target: Target, as_json: bool, sites, force):
+    """Build the images the stack builds itself (the mini replicas)."""
+    eng = Engine()
+    eng.ping()
+    built = lifecycle.ensure_images(target, target.stack.select(sites), eng, _reporter(as_json), force=force)
+    if as_json:
+        return {"built": built}
+    out.print(f"built: {', '.join(built) or 'nothing (all present)'}")
+
+
+@main.group()
+def images():
+    """Official image archives."""
+
+
+@images.command("load")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@target_options
+def images_load(target: Target, as_json: bool, directory: Path):
+    """docker load each site's official .tar found in DIRECTORY (e.g. shopping_final_0712.tar)."""
+    eng = Engine()
+    eng.ping()
+    rows = lifecycle.load_archives(target, directory, eng, _reporter(as_json))
+    if as_json:
+        return {"archives": rows}
+    t = Table("site", "archive", "status")
+    for r in rows:
+        t.add_row(r["site"], r["archive"], r["status"])
+    out.print(t)
+
+
+@main.group()
+def tasks():
+    """WebArena task files."""
+
+
+@tasks.command("check")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@target_options
+def tasks_check(target: Target, as_json: bool, path: Path):
+    """Report per site how many tasks of a WebArena task file the running stack can serve."""
+    report = taskmod.check_tasks(target, taskmod.load_tasks(path))
+    if as_json:
+        ok = report["served"] == report["total"]
+        if not ok:
+            click.echo(json.dumps(report, indent=2))
+            sys.exit(8)
+        return report
+    t = Table("site(s)", "tasks", "served")
+    for s, r in sorted(report["by_site"].items()):
+        t.add_row(s, str(r["tasks"]), str(r["served"]))
+    out.print(t)
+    for f in report["failures"][:20]:
+        out.print(f"[red]task {f['task_id']}[/red]: {f['reason']}")
+    out.print(f"{report['served']}/{report['total']} tasks served "
+              f"({report['unique_start_urls']} distinct start URLs checked)")
+    if report["served"] != report["total"]:
+        sys.exit(8)
+
+
+if __name__ == "__main__":
+    main()

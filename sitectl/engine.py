@@ -1,0 +1,326 @@
+"""Engine layer: every Docker call sitectl makes goes through this module (python-on-whales).
+
+Nothing above this layer imports python-on-whales or builds docker command lines. The same
+:class:`RunSpec` drives a real ``docker run`` (:meth:`Engine.run`) and the printed plan
+(:func:`run_argv`), so ``sitectl plan`` shows exactly what ``up`` does.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import errno
+import shlex
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from python_on_whales import DockerClient
+from python_on_whales.exceptions import DockerException, NoSuchContainer
+
+from sitectl.errors import ContainerExited, EngineError, ImageMissing, PortInUse, StepFailed
+
+LABEL_PREFIX = "sitectl."
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything needed to start one site's container.
+
+    Attributes:
+        name: container name.
+        image: image reference.
+        publish: ``(host_address, host_port, container_port)``; an empty host address means
+            all interfaces (``-p 7770:80``), as WebArena's commands do.
+        command: command override (argv) or None for the image's default.
+        env: environment variables.
+        volumes: ``SRC:DST[:MODE]`` strings.
+        labels: container labels (``sitectl.*``).
+        network: network to attach, or None.
+    """
+
+    name: str
+    image: str
+    publish: tuple[tuple[str, int, int], ...]
+    command: tuple[str, ...] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    volumes: tuple[str, ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+    network: str | None = None
+
+
+def run_argv(spec: RunSpec, *, with_labels: bool = True) -> list[str]:
+    """The ``docker run`` argv equivalent to :meth:`Engine.run` of ``spec`` (for ``plan``)."""
+    argv = ["docker", "run", "--name", spec.name, "-d"]
+    for addr, hp, cp in spec.publish:
+        argv += ["-p", f"{addr + ':' if addr else ''}{hp}:{cp}"]
+    if spec.network:
+        argv += ["--network", spec.network]
+    for k, v in spec.env.items():
+        argv += ["-e", f"{k}={v}"]
+    for v in spec.volumes:
+        argv += ["-v", v]
+    if with_labels:
+        for k, v in spec.labels.items():
+            argv += ["--label", f"{k}={v}"]
+    argv.append(spec.image)
+    if spec.command:
+        argv += list(spec.command)
+    return argv
+
+
+def format_argv(argv: list[str]) -> str:
+    """Quote an argv for display (never executed through a shell)."""
+    return shlex.join(argv)
+
+
+@dataclass
+class ContainerInfo:
+    """What sitectl needs to know about one container."""
+
+    name: str
+    status: str  # created, running, exited, ...
+    running: bool
+    exit_code: int | None
+    image: str
+    labels: dict[str, str]
+
+
+class Engine:
+    """A Docker engine reached through python-on-whales.
+
+    Args:
+        client: a ``python_on_whales.DockerClient``; a default client when None.
+    """
+
+    def __init__(self, client: DockerClient | None = None):
+        self.docker = client or DockerClient()
+
+    # -- engine -------------------------------------------------------------------------
+    def ping(self) -> str:
+        """Return the engine's server version.
+
+        Raises:
+            EngineError: no engine answers (the message says how to start one).
+        """
+        try:
+            v = self.docker.version()
+        except DockerException as e:
+            raise EngineError(
+                "the Docker engine is not running or not reachable "
+                f"({_one_line(e)}); start it with `sudo scripts/bootstrap-engine.sh` (or `make up`)"
+            ) from None
+        server = getattr(v, "server", None)
+        if server is None:
+            raise EngineError(
+                "the Docker engine is not running; start it with `sudo scripts/bootstrap-engine.sh`"
+            )
+        return server.version
+
+    # -- images -------------------------------------------------------------------------
+    def image_exists(self, tag: str) -> bool:
+        """True when ``tag`` is present locally."""
+        return self.docker.image.exists(tag)
+
+    def build(self, tag: str, context: Path, dockerfile: Path, args: dict[str, str]) -> None:
+        """Build ``tag`` with the legacy builder (no buildx here). No registry pull.
+
+        Raises:
+            EngineError: the build failed; the message ends with the build's last output.
+        """
+        try:
+            self.docker.legacy_build(
+                context, file=dockerfile, tags=[tag], build_args=args, pull=False, quiet=True
+            )
+        except DockerException as e:
+            raise EngineError(f"building image {tag} failed:\n{_tail(e, 30)}") from None
+
+    def load_archive(self, path: Path) -> list[str]:
+        """``docker load`` an image archive (``.tar``); return the loaded image names.
+
+        Raises:
+            EngineError: the archive is unreadable or not an image archive.
+        """
+        try:
+            return self.docker.image.load(path, quiet=True)
+        except DockerException as e:
+            raise EngineError(f"docker load {path} failed: {_one_line(e)}") from None
+
+    # -- networks -----------------------------------------------------------------------
+    def ensure_network(self, name: str, labels: dict[str, str]) -> None:
+        """Create the bridge network ``name`` unless it exists."""
+        if not self.docker.network.exists(name):
+            self.docker.network.create(name, labels=labels)
+
+    def remove_network(self, name: str) -> None:
+        """Remove ``name`` if it exists and no container uses it."""
+        if self.docker.network.exists(name):
+            try:
+                self.docker.network.remove(name)
+            except DockerException:
+                pass  # still used by a container that is not ours: leave it
+
+    # -- containers ---------------------------------------------------------------------
+    def container(self, name: str) -> ContainerInfo | None:
+        """Inspect container ``name``; None when it does not exist."""
+        try:
+            c = self.docker.container.inspect(name)
+        except NoSuchContainer:
+            return None
+        st = c.state
+        return ContainerInfo(
+            name=c.name,
+            status=st.status,
+            running=bool(st.running),
+            exit_code=st.exit_code,
+            image=c.config.image,
+            labels=dict(c.config.labels or {}),
+        )
+
+    def containers(self, labels: dict[str, str]) -> list[ContainerInfo]:
+        """All containers (running or not) carrying every label of ``labels``."""
+        filters = [("label", f"{k}={v}") for k, v in labels.items()]
+        out = []
+        for c in self.docker.container.list(all=True, filters=filters):
+            info = self.container(c.name)
+            if info:
+                out.append(info)
+        return out
+
+    def check_ports_free(self, spec: RunSpec, site: str) -> None:
+        """Raise ``PortInUse`` when a host port of ``spec`` is taken.
+
+        The check binds each port on the publish address for a moment, which is what Docker
+        will do; a taken port is attributed to a container when one publishes it.
+        """
+        for addr, hp, _ in spec.publish:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((addr or "0.0.0.0", hp))
+            except OSError as e:
+                if e.errno != errno.EADDRINUSE:
+                    raise
+                holder = self._port_holder(hp)
+                raise PortInUse(
+                    f"site {site!r}: host port {hp} is already in use"
+                    + (f" by container {holder!r}" if holder else " by another process")
+                    + "; stop it or change the port in the stack file"
+                ) from None
+            finally:
+                s.close()
+
+    def _port_holder(self, port: int) -> str | None:
+        for c in self.docker.container.list(filters=[("publish", str(port))]):
+            return c.name
+        return None
+
+    def run(self, spec: RunSpec) -> None:
+        """Start a detached container from ``spec`` (never pulls).
+
+        Raises:
+            ImageMissing: the image is not present.
+            PortInUse: Docker could not bind a host port.
+            EngineError: any other refusal; a container created but not started is removed.
+        """
+        if not self.image_exists(spec.image):
+            raise ImageMissing(f"image {spec.image} is not present")
+        try:
+            self.docker.run(
+                spec.image,
+                list(spec.command or ()),
+                name=spec.name,
+                detach=True,
+                publish=[(f"{a}:{hp}" if a else hp, cp) for a, hp, cp in spec.publish],
+                envs=spec.env,
+                volumes=[tuple(v.split(":")) for v in spec.volumes],
+                labels=spec.labels,
+                networks=[spec.network] if spec.network else [],
+                pull="never",
+            )
+        except DockerException as e:
+            self.remove(spec.name)  # created but not started: leave nothing half-made
+            text = _one_line(e)
+            if "port is already allocated" in text or "address already in use" in text:
+                raise PortInUse(f"container {spec.name}: {text}") from None
+            raise EngineError(f"docker run {spec.name} failed: {text}") from None
+
+    def start(self, name: str) -> None:
+        """Start an existing stopped container."""
+        try:
+            self.docker.container.start(name)
+        except DockerException as e:
+            raise EngineError(f"docker start {name} failed: {_one_line(e)}") from None
+
+    def remove(self, name: str, volumes: bool = False) -> None:
+        """Force-remove container ``name`` if it exists."""
+        try:
+            self.docker.container.remove(name, force=True, volumes=volumes)
+        except NoSuchContainer:
+            pass
+        except DockerException as e:
+            if "No such container" not in str(e):
+                raise EngineError(f"docker rm {name} failed: {_one_line(e)}") from None
+
+    def logs_tail(self, name: str, lines: int = 20) -> str:
+        """The last ``lines`` lines of the container's output (stdout and stderr)."""
+        try:
+            return str(self.docker.container.logs(name, tail=lines)).rstrip()
+        except DockerException:
+            return "(no logs)"
+
+    def assert_running(self, name: str, site: str) -> None:
+        """Raise ``ContainerExited`` with the last log lines when ``name`` is not running."""
+        info = self.container(name)
+        if info is None:
+            raise ContainerExited(f"site {site!r}: container {name} disappeared")
+        if not info.running:
+            raise ContainerExited(
+                f"site {site!r}: container {name} exited during start "
+                f"(status {info.status}, exit code {info.exit_code}); last log lines:\n"
+                + self.logs_tail(name)
+            )
+
+    def exec(self, name: str, argv: list[str], timeout: float = 600) -> tuple[int, str]:
+        """Run ``argv`` inside container ``name`` (no shell); return (exit code, output).
+
+        ``timeout`` bounds how long sitectl waits; on expiry the exit code is 124 (the
+        command may still run inside the container).
+        """
+        def call() -> tuple[int, str]:
+            try:
+                out = self.docker.container.execute(name, list(argv))
+                return 0, out or ""
+            except DockerException as e:
+                out = "\n".join(x for x in (_decode(e.stdout), _decode(e.stderr)) if x)
+                return (e.return_code or 1), out
+
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        fut = pool.submit(call)
+        try:
+            return fut.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            return 124, f"timed out after {timeout:g} s"
+        finally:
+            pool.shutdown(wait=False)
+
+    def exec_checked(self, name: str, argv: list[str], what: str, timeout: float = 600) -> str:
+        """:meth:`exec` that raises ``StepFailed`` (naming ``what``) on a non-zero exit."""
+        rc, out = self.exec(name, argv, timeout)
+        if rc != 0:
+            raise StepFailed(f"{what}: exit code {rc}: {out.strip()[-2000:]}")
+        return out
+
+
+def _decode(x) -> str:
+    if x is None:
+        return ""
+    return x.decode(errors="replace") if isinstance(x, bytes) else str(x)
+
+
+def _one_line(e: DockerException) -> str:
+    err = _decode(getattr(e, "stderr", "")).strip() or str(e)
+    return " ".join(err.split())[:500]
+
+
+def _tail(e: DockerException, n: int) -> str:
+    text = "\n".join(x for x in (_decode(e.stdout), _decode(e.stderr)) if x) or str(e)
+    return "\n".join(text.rstrip().splitlines()[-n:])

@@ -1,0 +1,76 @@
+"""Every error sitectl raises on purpose. Each carries one clear, user-facing message."""
+from __future__ import annotations
+
+
+class SitectlError(Exception):
+    """Base of sitectl's own errors; the CLI prints the message and exits with ``exit_code``."""
+
+    exit_code = 1
+
+
+class StackError(SitectlError):
+    """A stack file is invalid. The message names the file, line, site and field."""
+
+    exit_code = 2
+
+
+class UsageError(SitectlError):
+    """Bad command-line input (an unknown site name, a bad option value)."""
+
+    exit_code = 2
+
+
+class EngineError(SitectlError):
+    """The Docker engine is missing, not running, or refused an operation."""
+
+    exit_code = 3
+
+
+class ImageMissing(EngineError):
+    """An image a site needs is not present; the message names the load or build step."""
+
+
+class PortInUse(EngineError):
+    """A host port a site publishes is taken by another process or container."""
+
+
+class ContainerExited(EngineError):
+    """A container stopped during start; the message carries its last log lines."""
+
+
+class StepFailed(SitectlError):
+    """A post-start step exited non-zero; the message names the site, step and output."""
+
+    exit_code = 4
+
+
+class SiteUnhealthy(SitectlError):
+    """A site answered 5xx, timed out or refused the connection."""
+
+    exit_code = 5
+
+    def __init__(self, site: str, detail: str):
+        self.site = site
+        self.detail = detail
+        super().__init__(f"{site}: unhealthy: {detail}")
+
+
+class ProbeTimeout(SiteUnhealthy):
+    """A health probe never passed in time; the message names the probe and its last response."""
+
+
+class LoginError(SitectlError):
+    """A site refused the credentials (wrong user or password)."""
+
+    exit_code = 6
+
+    def __init__(self, site: str, detail: str):
+        self.site = site
+        self.detail = detail
+        super().__init__(f"{site}: login failed: {detail}")
+
+
+class VerifyFailed(SitectlError):
+    """``sitectl verify`` found at least one failing check."""
+
+    exit_code = 7

@@ -1,0 +1,67 @@
+"""Read-only operations: status (container state and readiness) and verify (deep health)."""
+from __future__ import annotations
+
+import concurrent.futures
+
+from sitectl.engine import Engine
+from sitectl.errors import VerifyFailed
+from sitectl.probes import ProbeOutcome, probes_of, run_probe
+from sitectl.stack import Site
+from sitectl.target import Target
+
+
+def status(target: Target, sites: list[Site], engine: Engine) -> list[dict]:
+    """Per site: container state, readiness (each ready probe once, no retry) and URL.
+
+    Returns:
+        ``[{"site", "container", "state", "healthy", "url", "detail"}]`` in stack order;
+        ``state`` is ``missing`` when the container does not exist.
+    """
+    engine.ping()
+
+    def one(site: Site) -> dict:
+        name = target.container(site)
+        info = engine.container(name)
+        row = {"site": site.name, "container": name, "state": info.status if info else "missing",
+               "healthy": False, "url": target.url(site), "detail": ""}
+        if info and info.running:
+            outs = [run_probe(target, site, p, engine) for p in probes_of(site, "ready")]
+            bad = [o for o in outs if not o.ok]
+            row["healthy"] = not bad
+            row["detail"] = "; ".join(f"{o.probe}: {o.detail}" for o in bad)
+        return row
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(sites))) as pool:
+        return list(pool.map(one, sites))
+
+
+def verify(target: Target, sites: list[Site], engine: Engine, raise_on_failure: bool = True) -> list[ProbeOutcome]:
+    """Deep health of each site: every probe of its health-check file, once.
+
+    For WebArena's sites that is: the database answers inside the container, the login page
+    renders, and a login by HTTP form passes WebArena's logged-in probe (``auto_login.py``).
+
+    Returns:
+        Every probe's outcome, site by site in stack order.
+
+    Raises:
+        VerifyFailed: at least one probe failed (when ``raise_on_failure``); the message
+            lists each failing ``site/probe`` and its last response.
+    """
+    engine.ping()
+
+    def one(site: Site) -> list[ProbeOutcome]:
+        info = engine.container(target.container(site))
+        if info is None or not info.running:
+            state = info.status if info else "missing"
+            return [ProbeOutcome(site.name, "container", False, f"container {target.container(site)} is {state}")]
+        return [run_probe(target, site, p, engine) for p in probes_of(site)]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(sites))) as pool:
+        outcomes = [o for outs in pool.map(one, sites) for o in outs]
+    bad = [o for o in outcomes if not o.ok]
+    if bad and raise_on_failure:
+        err = VerifyFailed("verify failed:\n" + "\n".join(f"  {o.site}/{o.probe}: {o.detail}" for o in bad))
+        err.outcomes = outcomes  # type: ignore[attr-defined]
+        raise err
+    return outcomes

@@ -1,0 +1,278 @@
+"""Operations that change containers: build, load, up, down, reset (by re-creating)."""
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import dataclass
+from pathlib import Path
+
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_exponential
+
+from sitectl.engine import Engine, RunSpec
+from sitectl.errors import ImageMissing, ProbeTimeout, UsageError
+from sitectl.probes import ProbeOutcome, probes_of, run_probe
+from sitectl.progress import QUIET, Reporter
+from sitectl.stack import Site
+from sitectl.target import Target
+
+
+def run_spec(target: Target, site: Site) -> RunSpec:
+    """The container ``target`` runs for ``site`` (used by ``up``, ``reset`` and ``plan``)."""
+    publish = tuple(
+        (target.publish_address, target.host_port(site, i), cp)
+        for i, cp in enumerate(site.container_ports)
+    )
+    return RunSpec(
+        name=target.container(site),
+        image=site.image,
+        publish=publish,
+        command=tuple(site.command) if site.command else None,
+        env={k: target.fill(v, site) for k, v in site.environment.items()},
+        volumes=tuple(target.fill(v, site) for v in site.volumes),
+        labels=target.labels(site),
+        network=target.network,
+    )
+
+
+def post_start_argvs(target: Target, site: Site) -> list[tuple[str, list[str], float]]:
+    """``(step name, argv, timeout)`` of each post-start step, placeholders filled."""
+    return [(s.name, [target.fill(a, site) for a in s.exec], s.timeout) for s in site.post_start]
+
+
+# -- images ------------------------------------------------------------------------------
+def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,
+                  build: bool = True, force: bool = False) -> list[str]:
+    """Make sure every image ``sites`` need is present; build the ones the stack can build.
+
+    Builds run in the stack's ``images`` order (a replica builds on the runtime image).
+
+    Returns:
+        The tags built.
+
+    Raises:
+        ImageMissing: an image is absent and the stack cannot build it (it names the
+            archive to load with ``sitectl images load DIR``), or ``build`` is False.
+        EngineError: a build failed (with its last output).
+    """
+    st = target.stack
+    missing = [s for s in sites if force or not engine.image_exists(s.image)]
+    for s in missing:
+        if st.image_build(s.image) is None:
+            how = (f"load it with `sitectl images load DIR --stack {st.name}` (DIR holding {s.image_archive})"
+                   if s.image_archive else "load or build it first")
+            raise ImageMissing(f"site {s.name!r}: image {s.image} is missing; {how}")
+        if not build:
+            raise ImageMissing(f"site {s.name!r}: image {s.image} is missing; build it with `sitectl build`")
+    # What to build: the missing images, plus what they require that is absent (or all, forced).
+    todo: set[str] = set()
+
+    def want(tag: str) -> None:
+        b = st.image_build(tag)
+        if b is None or tag in todo:
+            return
+        todo.add(tag)
+        for req in b.requires:
+            if force or not engine.image_exists(req):
+                want(req)
+
+    for s in missing:
+        want(s.image)
+    built = []
+    base_dir = Path(st.path).parent
+    for b in st.images:  # stack order: requirements come first
+        if b.tag not in todo:
+            continue
+        reporter.step("build", f"building {b.tag} (docker build, legacy builder)")
+        args = {k: v.format(seed=target.seed, scale=target.scale) for k, v in b.args.items()}
+        engine.build(b.tag, base_dir / b.context, base_dir / b.dockerfile, args)
+        built.append(b.tag)
+        reporter.step("build", f"built {b.tag}")
+    return built
+
+
+def load_archives(target: Target, directory: Path, engine: Engine, reporter: Reporter = QUIET) -> list[dict]:
+    """``docker load`` each site's official archive found in ``directory``.
+
+    Returns:
+        One entry per site with an ``image_archive``: ``{"site", "archive", "status"}`` where
+        status is ``loaded``, ``present`` (image already there) or ``missing`` (no file).
+
+    Raises:
+        UsageError: ``directory`` is not a folder. EngineError: an archive failed to load.
+    """
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: not a directory")
+    out = []
+    for s in target.stack.sites.values():
+        if not s.image_archive:
+            continue
+        f = directory / s.image_archive
+        if engine.image_exists(s.image):
+            out.append({"site": s.name, "archive": str(f), "status": "present"})
+        elif not f.is_file():
+            out.append({"site": s.name, "archive": str(f), "status": "missing"})
+        else:
+            size = f.stat().st_size / 2**30
+            reporter.step(s.name, f"docker load {f.name} ({size:.1f} GiB)")
+            engine.load_archive(f)
+            reporter.step(s.name, f"loaded {s.image}")
+            out.append({"site": s.name, "archive": str(f), "status": "loaded"})
+    return out
+
+
+# -- bringing sites up -------------------------------------------------------------------
+@dataclass
+class SiteUp:
+    """What ``up``/``reset`` did for one site."""
+
+    site: str
+    container: str
+    url: str
+    action: str  # created, started, kept, recreated
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return self.__dict__.copy()
+
+
+def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ...]) -> None:
+    """Retry the ready probes of the given types until they pass or ``start_timeout`` ends.
+
+    Raises:
+        ContainerExited: the container stopped (with its last log lines); not retried.
+        ProbeTimeout: a probe never passed; the message names it and its last response.
+    """
+    name = target.container(site)
+    for probe in [p for p in probes_of(site, "ready") if p.type in level_types]:
+        last: list[ProbeOutcome] = []
+
+        def attempt() -> bool:
+            engine.assert_running(name, site.name)
+            o = run_probe(target, site, probe, engine)
+            last[:] = [o]
+            return o.ok
+
+        try:
+            Retrying(
+                stop=stop_after_delay(site.start_timeout),
+                wait=wait_exponential(multiplier=0.1, max=2),
+                retry=retry_if_result(lambda ok: not ok),
+                reraise=True,  # ContainerExited is raised at once, not retried
+            )(attempt)
+        except RetryError:
+            detail = last[0].detail if last else "no response"
+            raise ProbeTimeout(
+                site.name,
+                f"probe {probe.name!r} did not pass within {site.start_timeout:g} s; last response: {detail}",
+            ) from None
+
+
+def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QUIET,
+             recreate: bool = False) -> SiteUp:
+    """Start one site and make it ready: run its container, post-start steps, wait on probes.
+
+    Idempotent: a running container of this instance made for the same host is kept
+    (its probes are still waited on); a stopped one is started again; ``recreate`` removes
+    it first (WebArena's own reset).
+
+    Raises:
+        UsageError: the running container was made for another host.
+        PortInUse, ImageMissing, ContainerExited, StepFailed, ProbeTimeout, EngineError.
+    """
+    import time
+
+    t0 = time.monotonic()
+    name = target.container(site)
+    info = engine.container(name)
+    if info is not None and not recreate:
+        if info.labels.get("sitectl.site") != site.name or info.labels.get("sitectl.instance") != str(target.instance):
+            raise UsageError(
+                f"site {site.name!r}: a container named {name!r} exists and is not this instance's "
+                "(no sitectl labels); remove it or use another --instance"
+            )
+        if info.labels.get("sitectl.host") != target.host:
+            raise UsageError(
+                f"site {site.name!r} runs for host {info.labels.get('sitectl.host')!r}, not {target.host!r}; "
+                f"use --host {info.labels.get('sitectl.host')}, or `sitectl down` then `sitectl up --host {target.host}`"
+            )
+    if info is not None and (recreate or info.image != site.image):
+        reporter.step(site.name, f"removing container {name}")
+        engine.remove(name)
+        info = None
+    action = "kept"
+    spec = run_spec(target, site)
+    if info is None:
+        engine.check_ports_free(spec, site.name)
+        reporter.step(site.name, f"docker run {site.image} as {name}")
+        engine.run(spec)
+        action = "recreated" if recreate else "created"
+    elif not info.running:
+        reporter.step(site.name, f"docker start {name}")
+        engine.start(name)
+        action = "started"
+    if action != "kept":
+        # Services inside answer (exec probes), then post-start steps, then HTTP readiness.
+        _wait(target, site, engine, ("exec",))
+        for step_name, argv, timeout in post_start_argvs(target, site):
+            reporter.step(site.name, f"post-start: {step_name}")
+            engine.exec_checked(name, argv, f"site {site.name!r} post-start step {step_name!r}", timeout)
+    reporter.step(site.name, "waiting for health probes")
+    _wait(target, site, engine, ("exec", "http"))
+    reporter.step(site.name, f"ready at {target.url(site)}")
+    return SiteUp(site.name, name, target.url(site), action, round(time.monotonic() - t0, 2))
+
+
+def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,
+       build: bool = True, recreate: bool = False) -> list[SiteUp]:
+    """Bring ``sites`` up (all concurrently after their containers start).
+
+    Returns:
+        One :class:`SiteUp` per site, in stack order.
+
+    Raises:
+        The first error of any site, after the other sites finished their own bring-up
+        (a failed site's container is left for ``sitectl status`` and its logs).
+    """
+    engine.ping()
+    ensure_images(target, sites, engine, reporter, build=build)
+    engine.ensure_network(target.network, target.labels())
+    results: dict[str, SiteUp] = {}
+    errors: list[BaseException] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(sites))) as pool:
+        futs = {pool.submit(bring_up, target, s, engine, reporter, recreate): s for s in sites}
+        for f in concurrent.futures.as_completed(futs):
+            try:
+                results[futs[f].name] = f.result()
+            except BaseException as e:  # noqa: BLE001 - re-raised below
+                errors.append(e)
+    if errors:
+        if len(errors) > 1:
+            from sitectl.errors import SitectlError
+
+            if all(isinstance(e, SitectlError) for e in errors):
+                first = errors[0]
+                first.args = ("\n".join(str(e) for e in errors),)
+                raise first
+        raise errors[0]
+    return [results[s.name] for s in sites]
+
+
+def reset_recreate(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET) -> list[SiteUp]:
+    """WebArena's reset: re-create each site's container from its image and re-run its
+    post-start steps (research/webarena-official.md §5.1). Slow, always correct."""
+    return up(target, sites, engine, reporter, build=False, recreate=True)
+
+
+def down(target: Target, engine: Engine, volumes: bool = False, reporter: Reporter = QUIET) -> list[str]:
+    """Remove every container of the instance (by label) and its network.
+
+    Returns:
+        The names of the containers removed.
+    """
+    engine.ping()
+    removed = []
+    for c in engine.containers({"sitectl.instance": str(target.instance)}):
+        reporter.step(c.labels.get("sitectl.site", c.name), f"removing {c.name}")
+        engine.remove(c.name, volumes=volumes)
+        removed.append(c.name)
+    engine.remove_network(target.network)
+    return removed

@@ -1,0 +1,42 @@
+"""``sitectl plan``: the docker commands ``up`` would run, without running them."""
+from __future__ import annotations
+
+from sitectl.engine import format_argv, run_argv
+from sitectl.ops.lifecycle import post_start_argvs, run_spec
+from sitectl.stack import Site
+from sitectl.target import Target
+
+
+def plan(target: Target, sites: list[Site], with_labels: bool = False) -> list[dict]:
+    """The commands, site by site, that ``sitectl up`` runs for ``target``.
+
+    Returns:
+        ``[{"site", "load": argv|None, "run": argv, "post_start": [argv, ...]}]``. ``load``
+        is ``docker load --input ARCHIVE`` for sites with an official archive. Labels and the
+        network are sitectl's additions to WebArena's commands and are left out unless
+        ``with_labels``.
+    """
+    out = []
+    for s in sites:
+        spec = run_spec(target, s)
+        if not with_labels:
+            spec = type(spec)(**{**spec.__dict__, "labels": {}, "network": None})
+        out.append({
+            "site": s.name,
+            "load": ["docker", "load", "--input", s.image_archive] if s.image_archive else None,
+            "run": run_argv(spec),
+            "post_start": [["docker", "exec", target.container(s), *argv] for _, argv, _ in post_start_argvs(target, s)],
+        })
+    return out
+
+
+def plan_text(entries: list[dict]) -> str:
+    """Render :func:`plan` output as shell-quoted lines, one command per line."""
+    lines = []
+    for e in entries:
+        lines.append(f"# {e['site']}")
+        if e["load"]:
+            lines.append(format_argv(e["load"]))
+        lines.append(format_argv(e["run"]))
+        lines += [format_argv(a) for a in e["post_start"]]
+    return "\n".join(lines)

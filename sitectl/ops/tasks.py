@@ -1,0 +1,164 @@
+"""``sitectl tasks check``: can the running stack serve a WebArena task file?"""
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import re
+from collections import defaultdict
+from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
+
+import requests
+
+from sitectl.errors import LoginError, SiteUnhealthy, UsageError
+from sitectl.sites import driver_for
+from sitectl.sites.base import Account
+from sitectl.target import Target
+
+#: Substitution order of WebArena's ``scripts/generate_test_data.py`` (webarena-official.md §2).
+WEBARENA_ORDER = ("GITLAB", "REDDIT", "SHOPPING", "SHOPPING_ADMIN", "WIKIPEDIA", "MAP", "HOMEPAGE")
+#: Tokens WebArena fills at evaluation time, not from the environment.
+EVAL_TIME_TOKENS = {"__last_url__", "__page__"}
+_TOKEN = re.compile(r"__[A-Za-z_]+?__")
+MULTI_TAB = " |AND| "
+
+
+def site_comb_from_state_path(path: str) -> list[str]:
+    """WebArena's ``get_site_comb_from_filepath``: ``./.auth/gitlab.reddit_state.json`` gives
+    ``["gitlab", "reddit"]`` (basename, ``rsplit("_", 1)[0]``, ``split(".")``;
+    webarena-official.md §3.2)."""
+    return PurePosixPath(path).name.rsplit("_", 1)[0].split(".")
+
+
+def substitute(text: str, env: dict[str, str]) -> str:
+    """Replace ``__NAME__`` placeholders in WebArena's order with the stack's base URLs."""
+    for name in WEBARENA_ORDER:
+        if name in env:
+            text = text.replace(f"__{name}__", env[name])
+    return text
+
+
+def load_tasks(path: Path) -> list[dict]:
+    """Read a WebArena task file (a JSON list of task objects).
+
+    Raises:
+        UsageError: missing file, malformed JSON, or not a list of tasks (the file is named).
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not all(isinstance(t, dict) and "start_url" in t for t in data):
+        raise UsageError(f"{path}: not a WebArena task file (a list of objects with start_url)")
+    return data
+
+
+def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0) -> dict:
+    """Check each task against the running stack.
+
+    A task is served when (1) every placeholder in the whole task resolves to a site of the
+    stack and none is left (other than ``__last_url__``/``__page__``), (2) its
+    ``storage_state`` file name parses to sites that have a login and an account, and
+    (3) every start URL (split on `` |AND| ``) answers HTTP 200 to a session logged in as the
+    site's default account, on the site's own origin.
+
+    Returns:
+        ``{"total", "served", "by_site": {site: {"tasks", "served"}}, "failures": [{"task_id", "reason"}]}``
+    """
+    env = {s.env_var: target.url(s) for s in target.stack.sites.values()}
+    by_origin = {}
+    for s in target.stack.sites.values():
+        by_origin[f"{urlsplit(target.url(s)).scheme}://{urlsplit(target.url(s)).netloc}"] = s
+    loginable = {n for n, s in target.stack.sites.items() if "default" in s.accounts and s.kind.value in
+                 ("magento-storefront", "magento-admin", "postmill", "gitlab")}
+
+    # One logged-in session per site, made lazily and reused (WebArena logs in the same way).
+    sessions: dict[str, requests.Session | Exception] = {}
+
+    def session_for(site) -> requests.Session:
+        if site.name not in sessions:
+            drv = driver_for(site.kind.value, target.url(site))
+            s = drv.new_session()
+            if site.name in loginable:
+                a = site.account("default")
+                try:
+                    drv.login(s, Account("default", a.username, a.password))
+                except (LoginError, SiteUnhealthy) as e:
+                    sessions[site.name] = e
+                    raise
+            sessions[site.name] = s
+        got = sessions[site.name]
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    url_status: dict[str, str | None] = {}
+
+    def check_url(url: str) -> str | None:
+        o = urlsplit(url)
+        site = by_origin.get(f"{o.scheme}://{o.netloc}")
+        if site is None:
+            return f"start URL {url} is on no site of the stack"
+        try:
+            sess = session_for(site)
+            r = sess.get(url, timeout=timeout)
+        except (LoginError, SiteUnhealthy) as e:
+            return str(e)
+        except requests.RequestException as e:
+            return f"GET {url}: {type(e).__name__}"
+        final = urlsplit(r.url)
+        if (final.scheme, final.netloc) != (o.scheme, o.netloc):
+            return f"GET {url} ended on another origin: {r.url}"
+        if r.status_code != 200:
+            return f"GET {url}: HTTP {r.status_code}"
+        return None
+
+    all_urls = sorted({u for t in tasks for u in substitute(t["start_url"], env).split(MULTI_TAB)
+                       if not _TOKEN.search(u)})
+    # Log in first, one site at a time, so concurrent URL checks share sessions.
+    for u in all_urls:
+        o = urlsplit(u)
+        site = by_origin.get(f"{o.scheme}://{o.netloc}")
+        if site is not None:
+            try:
+                session_for(site)
+            except (LoginError, SiteUnhealthy):
+                pass
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        for u, res in zip(all_urls, pool.map(check_url, all_urls)):
+            url_status[u] = res
+
+    by_site: dict[str, dict] = defaultdict(lambda: {"tasks": 0, "served": 0})
+    failures = []
+    served = 0
+    for t in tasks:
+        tid = t.get("task_id")
+        text = substitute(json.dumps(t), env)
+        reasons = []
+        left = sorted(set(_TOKEN.findall(text)) - EVAL_TIME_TOKENS)
+        if left:
+            reasons.append(f"unresolved placeholder(s) {', '.join(left)}")
+        st = t.get("storage_state")
+        if st:
+            comb = site_comb_from_state_path(st)
+            bad = [c for c in comb if c not in loginable]
+            if bad:
+                reasons.append(f"storage_state {st}: no login for {', '.join(bad)}")
+        for u in substitute(t["start_url"], env).split(MULTI_TAB):
+            if _TOKEN.search(u):
+                continue  # already reported as unresolved
+            if url_status.get(u):
+                reasons.append(url_status[u])
+        ok = not reasons
+        served += ok
+        for s in t.get("sites", []):
+            by_site[s]["tasks"] += 1
+            by_site[s]["served"] += ok
+        if not ok:
+            failures.append({"task_id": tid, "reason": "; ".join(reasons)})
+    return {"total": len(tasks), "served": served, "unique_start_urls": len(all_urls),
+            "by_site": dict(by_site), "failures": failures}

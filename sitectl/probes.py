@@ -1,0 +1,111 @@
+"""Run the health probes of ``healthchecks/<kind>.yaml`` against one site."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from urllib.parse import urljoin, urlsplit
+
+import requests
+
+from sitectl.engine import Engine
+from sitectl.errors import LoginError, SitectlError, SiteUnhealthy
+from sitectl.sites import driver_for
+from sitectl.stack import Probe, Site
+from sitectl.stack.loader import load_health
+from sitectl.target import Target
+
+
+@dataclass
+class ProbeOutcome:
+    """Result of one probe.
+
+    Attributes:
+        site, probe: names.
+        ok: passed or not.
+        detail: the last response in one line (status, redirect target, error), for humans.
+    """
+
+    site: str
+    probe: str
+    ok: bool
+    detail: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def probes_of(site: Site, level: str | None = None) -> list[Probe]:
+    """The probes of ``site`` (its ``health`` file, or the file of its kind); all levels when None."""
+    spec = load_health(site.health or site.kind.value)
+    return [p for p in spec.probes if level is None or p.level == level]
+
+
+def _origin(url: str) -> str:
+    s = urlsplit(url)
+    return f"{s.scheme}://{s.netloc}"
+
+
+def http_probe(url: str, probe: Probe, timeout: float = 10.0) -> tuple[bool, str]:
+    """GET ``url`` without following redirects and judge it by ``probe``.
+
+    A redirect to another origin always fails: Magento answers a request for a host that is
+    not its configured base URL with a redirect to that base URL (contract-magento.md §6),
+    so ``localhost`` against a site configured for ``127.0.0.1`` shows up here.
+    """
+    try:
+        r = requests.get(url, allow_redirects=False, timeout=timeout,
+                         headers={"User-Agent": "sitectl-probe"})
+    except requests.RequestException as e:
+        return False, f"GET {url}: {type(e).__name__}"
+    if r.is_redirect:
+        loc = urljoin(url, r.headers.get("Location", ""))
+        if _origin(loc) != _origin(url):
+            return False, (
+                f"GET {url} redirects to another origin: {loc}. The site's base URL says "
+                f"{_origin(loc)} but the host in use is {_origin(url)}; use the same host "
+                "everywhere (`--host`), or re-run the post-start steps with `sitectl reset SITE`"
+            )
+    if r.status_code not in probe.status:
+        where = f" to {r.headers.get('Location')}" if r.is_redirect else ""
+        return False, f"GET {url}: HTTP {r.status_code}{where} (expected {probe.status})"
+    if probe.contains and probe.contains not in r.text:
+        return False, f"GET {url}: HTTP {r.status_code} without {probe.contains!r}"
+    return True, f"GET {url}: HTTP {r.status_code}"
+
+
+def run_probe(target: Target, site: Site, probe: Probe, engine: Engine | None) -> ProbeOutcome:
+    """Run one probe once (no retry) and return its outcome; never raises for a failing site."""
+    base = target.origin(site) if probe.from_origin else target.url(site)
+    try:
+        if probe.type == "http":
+            ok, detail = http_probe(base + probe.path, probe)
+        elif probe.type == "exec":
+            if engine is None:
+                return ProbeOutcome(site.name, probe.name, False, "no engine to exec in")
+            rc, out = engine.exec(target.container(site), [target.fill(a, site) for a in probe.argv], timeout=30)
+            ok = rc == 0
+            detail = "exit code 0" if ok else f"exit code {rc}: {out.strip()[-300:]}"
+        elif probe.type == "login_page":
+            drv = driver_for(site.kind.value, base)
+            res = drv.login_page_renders(drv.new_session())
+            ok, detail = res.ok, res.detail or f"GET {res.url}: HTTP {res.status}"
+        else:  # login
+            drv = driver_for(site.kind.value, base)
+            account = site.account(probe.role)
+            session = drv.new_session()
+            drv.login(session, _driver_account(probe.role, account))
+            res = drv.probe_logged_in(session, _driver_account(probe.role, account))
+            ok = res.ok
+            detail = res.detail or f"{res.url} -> {res.final_url} (HTTP {res.status})"
+    except LoginError as e:
+        ok, detail = False, str(e)
+    except SiteUnhealthy as e:
+        ok, detail = False, e.detail
+    except (SitectlError, KeyError) as e:
+        ok, detail = False, str(e).strip("'\"")
+    return ProbeOutcome(site.name, probe.name, ok, detail)
+
+
+def _driver_account(role, account):
+    from sitectl.sites.base import Account
+
+    return Account(role=role, username=account.username, password=account.password)

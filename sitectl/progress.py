@@ -1,0 +1,31 @@
+"""Progress reporting for long operations (to stderr, so ``--json`` output stays clean)."""
+from __future__ import annotations
+
+import threading
+import time
+
+from rich.console import Console
+
+
+class Reporter:
+    """Prints one line per step: elapsed seconds, site, message. Thread-safe.
+
+    Args:
+        quiet: print nothing (tests, or callers that render their own output).
+    """
+
+    def __init__(self, quiet: bool = False, console: Console | None = None):
+        self.quiet = quiet
+        self.console = console or Console(stderr=True, highlight=False)
+        self.t0 = time.monotonic()
+        self._lock = threading.Lock()
+
+    def step(self, site: str, message: str) -> None:
+        """Report that ``site`` started or finished ``message``."""
+        if self.quiet:
+            return
+        with self._lock:
+            self.console.print(f"[dim]{time.monotonic() - self.t0:6.1f}s[/dim] [bold]{site:<15}[/bold] {message}")
+
+
+QUIET = Reporter(quiet=True)

@@ -1,0 +1,129 @@
+"""Site drivers: one per application kind.
+
+A driver knows how one kind of site (a Magento storefront, a Postmill forum, ...) is logged
+into and probed over HTTP. It never talks to Docker; container work (post-start steps,
+database checks) is declared in the stack file and run by the engine layer.
+
+Every driver works against both stacks: the real WebArena images and the mini contract
+replicas, because the replicas reproduce the real login forms (see ``docs/contracts.md``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import requests
+
+from sitectl.errors import LoginError, SiteUnhealthy
+
+
+@dataclass(frozen=True)
+class Account:
+    """One login of a site, declared by role in the stack file.
+
+    Attributes:
+        role: the stack file's role name, e.g. ``"default"``, ``"admin"``, ``"customer2"``.
+        username: what the login form's user field takes (an e-mail for the storefront).
+        password: plain text, as WebArena's ``env_config.ACCOUNTS`` lists it.
+    """
+
+    role: str
+    username: str
+    password: str
+
+
+@dataclass
+class ProbeResult:
+    """Outcome of one logged-in probe (WebArena's ``auto_login.is_expired`` rule).
+
+    Attributes:
+        ok: True when the probe passed (the session is logged in).
+        url: the URL requested.
+        final_url: the URL after redirects were followed (or the Location of the first
+            redirect when redirects are off).
+        status: HTTP status of the last response.
+        detail: a one-line human reason, e.g. ``"redirected to /customer/account/login/"``.
+    """
+
+    ok: bool
+    url: str
+    final_url: str
+    status: int
+    detail: str = ""
+
+
+@dataclass
+class SiteDriver:
+    """Base class of every site driver.
+
+    Attributes:
+        base_url: the site's base URL as WebArena's environment variable holds it: scheme
+            included, no trailing slash (``SHOPPING_ADMIN`` includes ``/admin``).
+        timeout: seconds for one HTTP request.
+    """
+
+    base_url: str
+    timeout: float = 15.0
+    kind: ClassVar[str] = ""
+    #: Path of the login page, relative to ``base_url`` ("" when the site has no login).
+    login_path: ClassVar[str] = ""
+
+    def new_session(self) -> requests.Session:
+        """Return a fresh ``requests.Session`` with a browser-like User-Agent."""
+        s = requests.Session()
+        s.headers["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) sitectl"
+        return s
+
+    def login(self, session: requests.Session, account: Account) -> None:
+        """Log ``account`` in through the site's own HTML login form, into ``session``.
+
+        Raises:
+            LoginError: the site answered, but refused the credentials.
+            SiteUnhealthy: 5xx, a timeout or a connection error.
+        """
+        raise NotImplementedError(f"{self.kind or type(self).__name__} has no login")
+
+    def probe_logged_in(self, session: requests.Session, account: Account) -> ProbeResult:
+        """Run WebArena's logged-in probe for this site with ``session``'s cookies.
+
+        Source: WebArena ``browser_env/auto_login.py`` (``is_expired`` and the per-site
+        probe URL and keyword), summarised in ``research/webarena-official.md`` §3.2.
+        """
+        raise NotImplementedError(f"{self.kind or type(self).__name__} has no login probe")
+
+    def login_page_renders(self, session: requests.Session) -> ProbeResult:
+        """GET the login page and check that its form is there (fields by their names)."""
+        raise NotImplementedError(f"{self.kind or type(self).__name__} has no login page")
+
+    # Small helpers shared by the drivers -------------------------------------------------
+    def url(self, path: str) -> str:
+        """Join ``base_url`` and ``path`` (which starts with ``/``) without doubling slashes."""
+        return self.base_url.rstrip("/") + path
+
+    def get(self, session: requests.Session, path_or_url: str, **kw) -> requests.Response:
+        """GET with the driver's timeout; 5xx and connection errors become ``SiteUnhealthy``."""
+        return self._send(session, "GET", path_or_url, **kw)
+
+    def post(self, session: requests.Session, path_or_url: str, **kw) -> requests.Response:
+        """POST with the driver's timeout; 5xx and connection errors become ``SiteUnhealthy``."""
+        return self._send(session, "POST", path_or_url, **kw)
+
+    def _send(self, session, method, path_or_url, **kw) -> requests.Response:
+        url = path_or_url if "://" in path_or_url else self.url(path_or_url)
+        kw.setdefault("timeout", self.timeout)
+        try:
+            r = session.request(method, url, **kw)
+        except requests.RequestException as e:
+            raise SiteUnhealthy(self.kind, f"{method} {url}: {type(e).__name__}: {e}") from e
+        if r.status_code >= 500:
+            raise SiteUnhealthy(self.kind, f"{method} {url}: HTTP {r.status_code}")
+        return r
+
+
+DRIVERS: dict[str, type[SiteDriver]] = {}
+
+
+def register(cls: type[SiteDriver]) -> type[SiteDriver]:
+    """Class decorator: make ``cls`` the driver of ``cls.kind``."""
+    DRIVERS[cls.kind] = cls
+    return cls

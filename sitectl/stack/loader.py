@@ -1,0 +1,173 @@
+"""Load stack and health-check files, turning every problem into one ``StackError`` that
+names the file, the line, the site and the field."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from sitectl.errors import StackError
+from sitectl.stack.model import HealthSpec, SiteKind, Stack
+
+#: Folder of the stack files shipped with sitectl (``stacks/`` at the project root).
+#: ``SITECTL_STACKS_DIR`` overrides it.
+STACKS_DIR = Path(os.environ.get("SITECTL_STACKS_DIR", Path(__file__).resolve().parents[2] / "stacks"))
+#: Folder of the health-check files (``healthchecks/``); ``SITECTL_HEALTHCHECKS_DIR`` overrides.
+HEALTHCHECKS_DIR = Path(
+    os.environ.get("SITECTL_HEALTHCHECKS_DIR", Path(__file__).resolve().parents[2] / "healthchecks")
+)
+
+
+def resolve_stack_path(stack: str) -> Path:
+    """Map a ``--stack`` value to a file: a shipped stack name (``mini``, ``webarena``) or a path.
+
+    Raises:
+        StackError: neither a shipped stack nor an existing file.
+    """
+    p = Path(stack)
+    if p.suffix in (".yaml", ".yml") or os.sep in stack:
+        if not p.is_file():
+            raise StackError(f"{stack}: stack file not found")
+        return p.resolve()
+    shipped = STACKS_DIR / f"{stack}.yaml"
+    if shipped.is_file():
+        return shipped
+    names = sorted(f.stem for f in STACKS_DIR.glob("*.yaml"))
+    raise StackError(f"unknown stack {stack!r} (shipped: {', '.join(names)}; or give a .yaml path)")
+
+
+def _node_at(node: yaml.Node | None, loc: tuple) -> yaml.Node | None:
+    """Walk a composed YAML node along a pydantic error location; return the deepest match."""
+    best = node
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next((v for k, v in node.value if k.value == key), None)
+            if nxt is None:
+                # Unknown field: point at the key itself when it is there.
+                k = next((k for k, _ in node.value if k.value == key), None)
+                return k or best
+            node = nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            continue  # pydantic adds loc parts (union tags, enum names) with no YAML node
+        best = node
+    return best
+
+
+def _read_yaml(path: Path) -> tuple[object, yaml.Node | None]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise StackError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(e, "problem", None) or str(e)
+        raise StackError(f"{where}: malformed YAML: {problem}") from None
+    return data, node
+
+
+def _validation_error(path: Path, node, err: ValidationError, what: str) -> StackError:
+    lines = []
+    for e in err.errors():
+        loc = tuple(e["loc"])
+        n = _node_at(node, loc)
+        line = f":{n.start_mark.line + 1}" if n is not None else ""
+        parts = [str(x) for x in loc if not (isinstance(x, str) and x.startswith("function-"))]
+        site = ""
+        if len(loc) >= 2 and loc[0] == "sites":
+            site = f" site {loc[1]!r}"
+            parts = parts[2:]
+        field = ".".join(parts) or "(top level)"
+        msg = e["msg"].removeprefix("Value error, ")
+        lines.append(f"{path}{line}:{site} field {field!r}: {msg}")
+    return StackError(f"invalid {what}:\n  " + "\n  ".join(lines))
+
+
+def _merge(base: dict, over: dict) -> dict:
+    """Deep-merge ``over`` onto ``base``: mappings merge key by key, anything else replaces."""
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _read_stack_data(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, yaml.Node | None]:
+    """Read a stack file and, recursively, the file it ``extends`` (merged underneath)."""
+    if path in seen:
+        raise StackError(f"{path}: 'extends' loops back to itself")
+    data, node = _read_yaml(path)
+    if not isinstance(data, dict):
+        raise StackError(f"{path}: a stack file is a mapping with 'name' and 'sites'")
+    parent = data.get("extends")
+    if parent is None:
+        return data, node
+    if not isinstance(parent, str):
+        raise StackError(f"{path}: field 'extends' is a path to another stack file")
+    ppath = (path.parent / parent).resolve()
+    if not ppath.is_file():
+        raise StackError(f"{path}: field 'extends': {parent} not found")
+    base, _ = _read_stack_data(ppath, seen + (path,))
+    base.pop("images", None) if "images" in data else None
+    return _merge(base, data), node
+
+
+def load_stack(stack: str | os.PathLike) -> Stack:
+    """Load and validate a stack file.
+
+    Args:
+        stack: a shipped stack name (``"mini"``, ``"webarena"``) or a path to a YAML file.
+            A file with ``extends: OTHER.yaml`` is deep-merged onto that file (mappings merge
+            key by key; lists and scalars replace). Line numbers in errors refer to the file
+            named, so a field inherited unchanged is reported at that file's top.
+
+    Returns:
+        The validated :class:`Stack`, with ``path`` set to the absolute file path.
+
+    Raises:
+        StackError: unreadable file, malformed YAML (with line and column), or an invalid
+            field (with line, site and field), or a site whose health-check file is missing.
+    """
+    path = resolve_stack_path(str(stack))
+    data, node = _read_stack_data(path)
+    try:
+        st = Stack.model_validate({**data, "path": str(path)})
+    except ValidationError as e:
+        raise _validation_error(path, node, e, "stack file") from None
+    for site in st.sites.values():
+        load_health(site.health or site.kind.value)  # fail at load time, not mid-`up`
+    return st
+
+
+_HEALTH_CACHE: dict[str, HealthSpec] = {}
+
+
+def load_health(name: str) -> HealthSpec:
+    """Load ``healthchecks/<name>.yaml`` (cached per process).
+
+    Raises:
+        StackError: file missing, malformed, or invalid (file, line and field named).
+    """
+    if name in _HEALTH_CACHE:
+        return _HEALTH_CACHE[name]
+    path = HEALTHCHECKS_DIR / f"{name}.yaml"
+    if not path.is_file():
+        raise StackError(f"{path}: health-check file not found (kinds: {', '.join(k.value for k in SiteKind)})")
+    data, node = _read_yaml(path)
+    if not isinstance(data, dict):
+        raise StackError(f"{path}: a health-check file is a mapping with 'kind' and 'probes'")
+    try:
+        spec = HealthSpec.model_validate({**data, "path": str(path)})
+    except ValidationError as e:
+        raise _validation_error(path, node, e, "health-check file") from None
+    _HEALTH_CACHE[name] = spec
+    return spec

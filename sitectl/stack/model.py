@@ -1,0 +1,289 @@
+"""Pydantic models of a stack file and of a health-check file.
+
+A stack file declares the images sitectl may build, and per site: its kind, image, container
+name, ports, command override, environment, volumes, post-start steps, health probes (by the
+name of a file in ``healthchecks/``), accounts by role and state stores. See
+``docs/stack-files.md`` for every field with an example.
+
+Strings in ``url``, ``post_start[].exec`` and ``environment`` may hold placeholders that are
+filled at run time, never at load time: ``{host}`` (the host name given on the command line
+or in the config file), ``{origin}`` (``scheme://host:port`` of the site's first published
+port), ``{url}`` (the site's base URL, e.g. ``{origin}/admin``), ``{port}`` (that host port),
+``{scheme}`` (``http``) and ``{data}`` (the data folder given by ``--data-dir`` or the config
+file, for archives such as the wiki's ZIM).
+"""
+from __future__ import annotations
+
+import enum
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_PORT_RE = re.compile(r"^(\d{1,5}):(\d{1,5})$")
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_CONTAINER_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
+_PLACEHOLDERS = {"host", "origin", "url", "port", "scheme", "data"}
+
+
+class SiteKind(str, enum.Enum):
+    """Application kinds; each has one site driver (``sitectl/sites``)."""
+
+    magento_storefront = "magento-storefront"
+    magento_admin = "magento-admin"
+    postmill = "postmill"
+    gitlab = "gitlab"
+    kiwix = "kiwix"
+    osm = "osm"
+    homepage = "homepage"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_placeholders(value: str) -> str:
+    for name in re.findall(r"\{([^{}]*)\}", value):
+        if name not in _PLACEHOLDERS:
+            raise ValueError(
+                f"unknown placeholder {{{name}}} (known: {', '.join(sorted(_PLACEHOLDERS))})"
+            )
+    return value
+
+
+class Account(_Strict):
+    """A login of a site for one role (``accounts.<role>`` in the stack file)."""
+
+    username: str = Field(min_length=1)
+    password: str = Field(min_length=1, repr=False)
+
+
+class Step(_Strict):
+    """One post-start step: an argv run inside the site's container (``docker exec``).
+
+    No shell is involved: each list item is one argument, placeholders are filled per item.
+    """
+
+    name: str = Field(min_length=1)
+    exec: list[str] = Field(min_length=1)
+    #: Seconds the step may take before it counts as failed.
+    timeout: float = Field(default=600, gt=0)
+
+    @field_validator("exec")
+    @classmethod
+    def _placeholders(cls, v: list[str]) -> list[str]:
+        for item in v:
+            _check_placeholders(item)
+        return v
+
+
+class StateStore(_Strict):
+    """A place where a site keeps mutable state (declared now, used by snapshots)."""
+
+    kind: Literal["mysql", "postgres", "files", "redis", "cache"]
+    database: str | None = None
+    paths: list[str] = Field(default_factory=list)
+
+
+class ImageBuild(_Strict):
+    """An image sitectl builds with ``docker build`` (legacy builder) from a local context.
+
+    ``context`` and ``dockerfile`` are relative to the stack file's folder.
+    ``args`` values may use ``{seed}`` and ``{scale}``.
+    """
+
+    tag: str = Field(min_length=1)
+    context: str
+    dockerfile: str
+    args: dict[str, str] = Field(default_factory=dict)
+    #: Tags this image is built on (built first when absent); listed earlier in ``images``.
+    requires: list[str] = Field(default_factory=list)
+
+
+class Site(_Strict):
+    """One site of a stack. ``name`` is the WebArena site key (``shopping``, ``reddit``...)."""
+
+    name: str
+    kind: SiteKind
+    image: str = Field(min_length=1)
+    #: File name of the official image archive, for ``sitectl images load`` (real stack).
+    image_archive: str | None = None
+    container: str
+    ports: list[str] = Field(min_length=1)
+    url: str = "{origin}"
+    env_var: str = Field(pattern=r"^[A-Z][A-Z_]*$")
+    command: list[str] | None = None
+    environment: dict[str, str] = Field(default_factory=dict)
+    volumes: list[str] = Field(default_factory=list)
+    post_start: list[Step] = Field(default_factory=list)
+    health: str | None = None
+    accounts: dict[str, Account] = Field(default_factory=dict)
+    stores: list[StateStore] = Field(default_factory=list)
+    #: Sites whose state tasks change; ``sitectl reset`` with no site names resets these.
+    mutable: bool = False
+    #: Seconds ``up`` waits for the readiness probes.
+    start_timeout: float = Field(default=300, gt=0)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME_RE.match(v):
+            raise ValueError("site names are lower-case letters, digits and _ (max 40)")
+        return v
+
+    @field_validator("container")
+    @classmethod
+    def _container(cls, v: str) -> str:
+        if not _CONTAINER_RE.match(v):
+            raise ValueError(f"{v!r} is not a valid container name")
+        return v
+
+    @field_validator("ports")
+    @classmethod
+    def _ports(cls, v: list[str]) -> list[str]:
+        for p in v:
+            m = _PORT_RE.match(p)
+            if not m or not all(1 <= int(x) <= 65535 for x in m.groups()):
+                raise ValueError(f"{p!r} is not HOST:CONTAINER with ports 1-65535")
+        return v
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        _check_placeholders(v)
+        if v.endswith("/"):
+            raise ValueError("a base URL has no trailing slash (WebArena appends paths)")
+        return v
+
+    @property
+    def host_ports(self) -> list[int]:
+        """Host ports in declaration order."""
+        return [int(p.split(":")[0]) for p in self.ports]
+
+    @property
+    def container_ports(self) -> list[int]:
+        """Container ports in declaration order."""
+        return [int(p.split(":")[1]) for p in self.ports]
+
+    def account(self, role: str = "default") -> Account:
+        """Return the account of ``role``; raises ``KeyError`` naming the known roles."""
+        try:
+            return self.accounts[role]
+        except KeyError:
+            raise KeyError(
+                f"site {self.name!r} has no account for role {role!r} "
+                f"(roles: {', '.join(self.accounts) or 'none'})"
+            ) from None
+
+
+class Defaults(_Strict):
+    """Values used when neither the command line nor the config file gives one."""
+
+    host: str = "127.0.0.1"
+    seed: int = 0
+    scale: Literal["tiny", "full"] = "tiny"
+
+
+class Stack(_Strict):
+    """A whole stack file: images to build and sites to run."""
+
+    name: str
+    description: str = ""
+    #: The stack file this one was merged onto (relative path as written), or None.
+    extends: str | None = None
+    defaults: Defaults = Defaults()
+    images: list[ImageBuild] = Field(default_factory=list)
+    sites: dict[str, Site]
+    #: Absolute path of the file this stack was loaded from (set by the loader).
+    path: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _site_names(cls, data):
+        # Each site gets its key as its name, so errors and drivers can name it.
+        if isinstance(data, dict) and isinstance(data.get("sites"), dict):
+            data = dict(data)
+            data["sites"] = {
+                k: ({**v, "name": k} if isinstance(v, dict) else v)
+                for k, v in data["sites"].items()
+            }
+        return data
+
+    @model_validator(mode="after")
+    def _unique(self) -> Stack:
+        seen_c: dict[str, str] = {}
+        seen_p: dict[int, str] = {}
+        for s in self.sites.values():
+            if s.container in seen_c:
+                raise ValueError(
+                    f"sites {seen_c[s.container]!r} and {s.name!r} share container {s.container!r}"
+                )
+            seen_c[s.container] = s.name
+            for p in s.host_ports:
+                if p in seen_p:
+                    raise ValueError(f"sites {seen_p[p]!r} and {s.name!r} share host port {p}")
+                seen_p[p] = s.name
+        return self
+
+    def select(self, names: list[str] | tuple[str, ...] | None) -> list[Site]:
+        """Return the sites named (all when ``names`` is empty), in stack order.
+
+        Raises:
+            sitectl.errors.UsageError: a name is not a site of this stack.
+        """
+        from sitectl.errors import UsageError
+
+        if not names:
+            return list(self.sites.values())
+        unknown = [n for n in names if n not in self.sites]
+        if unknown:
+            raise UsageError(
+                f"unknown site {', '.join(map(repr, unknown))} in stack {self.name!r} "
+                f"(sites: {', '.join(self.sites)})"
+            )
+        return [s for n, s in self.sites.items() if n in names]
+
+    def image_build(self, tag: str) -> ImageBuild | None:
+        """The build recipe of ``tag``, or None when the stack does not build it."""
+        return next((b for b in self.images if b.tag == tag), None)
+
+
+class Probe(_Strict):
+    """One health probe of a health-check file (``healthchecks/<kind>.yaml``).
+
+    Types:
+        ``http``: GET ``path`` (relative to the site's base URL, or to its origin when
+        ``from_origin``) without following redirects; passes when the status is in
+        ``status`` and, if set, ``contains`` is in the body. A redirect to another origin
+        always fails, naming both origins (Magento redirects to its configured base URL).
+        ``exec``: run ``argv`` in the container; passes on exit code 0.
+        ``login_page``: the driver's login form is served.
+        ``login``: the driver logs ``role`` in and runs WebArena's logged-in probe.
+    """
+
+    name: str
+    type: Literal["http", "exec", "login_page", "login"]
+    path: str = "/"
+    from_origin: bool = False
+    status: list[int] = Field(default_factory=lambda: [200])
+    contains: str | None = None
+    argv: list[str] = Field(default_factory=list)
+    role: str = "default"
+    #: ``ready``: ``up`` waits for it; ``deep``: only ``verify`` runs it.
+    level: Literal["ready", "deep"] = "deep"
+
+    @model_validator(mode="after")
+    def _fields(self) -> Probe:
+        if self.type == "exec" and not self.argv:
+            raise ValueError("an exec probe needs argv")
+        if self.type in ("login_page", "login") and self.level == "ready":
+            raise ValueError("login probes run in verify only (level: deep)")
+        return self
+
+
+class HealthSpec(_Strict):
+    """A health-check file: the probes of one application kind."""
+
+    kind: SiteKind
+    probes: list[Probe] = Field(min_length=1)
+    path: str = ""

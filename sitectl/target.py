@@ -1,0 +1,177 @@
+"""Which stack, host and instance a command acts on, and the names and URLs that follow.
+
+Values come from, in order: the command line, the config file, the host recorded on the
+running containers (label ``sitectl.host``), the stack file's ``defaults``. The config file is
+``./sitectl.yaml`` or the file named by ``SITECTL_CONFIG``; it may set ``stack``, ``host``,
+``instance``, ``seed``, ``scale`` and ``data_dir``. Nothing here is hard-coded per machine.
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from sitectl.errors import UsageError
+from sitectl.stack import Site, Stack, load_stack
+
+_HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*$")
+_CONFIG_KEYS = {"stack", "host", "instance", "seed", "scale", "data_dir"}
+
+
+def validate_host(host: str) -> str:
+    """Return ``host`` if it is a DNS name or an IPv4 address.
+
+    Raises:
+        UsageError: anything else (a scheme, a port, a path, spaces, shell or SQL characters).
+    """
+    try:
+        ipaddress.IPv4Address(host)
+        return host
+    except ValueError:
+        pass
+    if not _HOST_RE.match(host):
+        raise UsageError(
+            f"invalid host {host!r}: give a host name or IPv4 address only "
+            "(no scheme, port or path), e.g. 127.0.0.1 or shop.example.org"
+        )
+    return host
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and 127.0.0.0/8."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.IPv4Address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_config(path: str | None = None) -> dict:
+    """Read the config file (``SITECTL_CONFIG`` or ``./sitectl.yaml``); {} when there is none.
+
+    Raises:
+        UsageError: malformed YAML or an unknown key (the file and key are named).
+    """
+    p = Path(path or os.environ.get("SITECTL_CONFIG", "sitectl.yaml"))
+    if not p.is_file():
+        if path or os.environ.get("SITECTL_CONFIG"):
+            raise UsageError(f"{p}: config file not found")
+        return {}
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise UsageError(f"{p}: malformed YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{p}: the config file is a mapping")
+    unknown = set(data) - _CONFIG_KEYS
+    if unknown:
+        raise UsageError(f"{p}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_CONFIG_KEYS))})")
+    return data
+
+
+@dataclass
+class Target:
+    """A stack at a host, as one isolated instance.
+
+    Attributes:
+        stack: the loaded stack.
+        host: host name or IPv4 address the browser and harness use (no scheme, no port).
+        instance: 0 for the default instance (WebArena's exact names and ports).
+        seed, scale: replica seeding parameters (build args of the mini images).
+        data_dir: folder substituted for ``{data}`` (e.g. where the wiki's ZIM is).
+        publish_address: host address ports are published on: ``127.0.0.1`` for a loopback
+            host, all interfaces otherwise (WebArena's ``-p 7770:80``).
+    """
+
+    stack: Stack
+    host: str
+    instance: int = 0
+    seed: int = 0
+    scale: str = "tiny"
+    data_dir: str = field(default_factory=lambda: str(Path("data").resolve()))
+    scheme: str = "http"
+
+    @property
+    def publish_address(self) -> str:
+        return "127.0.0.1" if is_loopback(self.host) else ""
+
+    # -- names --------------------------------------------------------------------------
+    @property
+    def network(self) -> str:
+        """Name of the instance's Docker network."""
+        return "sitectl" if self.instance == 0 else f"sitectl-i{self.instance}"
+
+    def container(self, site: Site) -> str:
+        """Container name of ``site``: WebArena's name for instance 0."""
+        return site.container if self.instance == 0 else f"i{self.instance}-{site.container}"
+
+    def labels(self, site: Site | None = None) -> dict[str, str]:
+        """The ``sitectl.*`` labels put on the instance's containers and network."""
+        out = {"sitectl.instance": str(self.instance), "sitectl.stack": self.stack.name}
+        if site is not None:
+            out.update({"sitectl.site": site.name, "sitectl.kind": site.kind.value, "sitectl.host": self.host})
+        return out
+
+    # -- URLs ---------------------------------------------------------------------------
+    def host_port(self, site: Site, index: int = 0) -> int:
+        """Host port ``index`` of ``site`` (instance 0: as declared)."""
+        return site.host_ports[index]
+
+    def origin(self, site: Site) -> str:
+        """``scheme://host:port`` of the site's first published port."""
+        return f"{self.scheme}://{self.host}:{self.host_port(site)}"
+
+    def fill(self, template: str, site: Site) -> str:
+        """Fill the placeholders of a stack-file string for ``site``."""
+        values = {
+            "host": self.host,
+            "scheme": self.scheme,
+            "port": str(self.host_port(site)),
+            "origin": self.origin(site),
+            "data": self.data_dir,
+        }
+        values["url"] = site.url.format(**values)
+        return template.format(**values)
+
+    def url(self, site: Site) -> str:
+        """The site's base URL, as WebArena's environment variable holds it (no trailing /)."""
+        return self.fill(site.url, site)
+
+    def urls(self) -> dict[str, str]:
+        """Base URL of every site, by site name."""
+        return {name: self.url(s) for name, s in self.stack.sites.items()}
+
+
+def resolve_target(
+    stack: str | None = None,
+    host: str | None = None,
+    instance: int | None = None,
+    data_dir: str | None = None,
+    config: str | None = None,
+    recorded_host: str | None = None,
+) -> Target:
+    """Build the :class:`Target` of a command from its options, the config file and defaults.
+
+    Args:
+        recorded_host: the host found on running containers (``sitectl.host``), used when
+            neither the command line nor the config file gives one.
+
+    Raises:
+        UsageError, sitectl.errors.StackError: bad values, naming the option or file.
+    """
+    cfg = read_config(config)
+    st = load_stack(stack or cfg.get("stack") or "mini")
+    h = host or cfg.get("host") or recorded_host or st.defaults.host
+    inst = instance if instance is not None else int(cfg.get("instance", 0))
+    if inst < 0 or inst > 99:
+        raise UsageError(f"--instance {inst}: give 0 to 99")
+    seed = int(cfg.get("seed", st.defaults.seed))
+    scale = str(cfg.get("scale", st.defaults.scale))
+    dd = data_dir or cfg.get("data_dir") or "data"
+    return Target(stack=st, host=validate_host(str(h)), instance=inst, seed=seed, scale=scale,
+                  data_dir=str(Path(dd).resolve()))

@@ -1,0 +1,1 @@
+"""Helpers shared by the mini contract replicas (runs inside replica containers only)."""
