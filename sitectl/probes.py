@@ -10,7 +10,7 @@ from sitectl.engine import Engine
 from sitectl.errors import LoginError, SitectlError, SiteUnhealthy
 from sitectl.sites import driver_for
 from sitectl.stack import Probe, Site
-from sitectl.stack.loader import load_health
+from sitectl.stack.loader import health_ref, load_health
 from sitectl.target import Target
 
 
@@ -33,9 +33,9 @@ class ProbeOutcome:
         return asdict(self)
 
 
-def probes_of(site: Site, level: str | None = None) -> list[Probe]:
+def probes_of(target: Target, site: Site, level: str | None = None) -> list[Probe]:
     """The probes of ``site`` (its ``health`` file, or the file of its kind); all levels when None."""
-    spec = load_health(site.health or site.kind.value)
+    spec = load_health(health_ref(target.stack, site))
     return [p for p in spec.probes if level is None or p.level == level]
 
 
@@ -69,6 +69,8 @@ def http_probe(url: str, probe: Probe, timeout: float = 10.0) -> tuple[bool, str
         return False, f"GET {url}: HTTP {r.status_code}{where} (expected {probe.status})"
     if probe.contains and probe.contains not in r.text:
         return False, f"GET {url}: HTTP {r.status_code} without {probe.contains!r}"
+    if probe.absent and probe.absent in r.text:
+        return False, f"GET {url}: HTTP {r.status_code} still contains {probe.absent!r}"
     return True, f"GET {url}: HTTP {r.status_code}"
 
 

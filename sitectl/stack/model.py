@@ -254,7 +254,7 @@ class Probe(_Strict):
     Types:
         ``http``: GET ``path`` (relative to the site's base URL, or to its origin when
         ``from_origin``) without following redirects; passes when the status is in
-        ``status`` and, if set, ``contains`` is in the body. A redirect to another origin
+        ``status``, ``contains`` (if set) is in the body and ``absent`` (if set) is not. A redirect to another origin
         always fails, naming both origins (Magento redirects to its configured base URL).
         ``exec``: run ``argv`` in the container; passes on exit code 0.
         ``login_page``: the driver's login form is served.
@@ -267,6 +267,8 @@ class Probe(_Strict):
     from_origin: bool = False
     status: list[int] = Field(default_factory=lambda: [200])
     contains: str | None = None
+    #: Text that must NOT be in the body (e.g. a placeholder a post-start step replaces).
+    absent: str | None = None
     argv: list[str] = Field(default_factory=list)
     role: str = "default"
     #: ``ready``: ``up`` waits for it; ``deep``: only ``verify`` runs it.

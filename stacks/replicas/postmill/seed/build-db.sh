@@ -1,0 +1,27 @@
+#!/bin/sh
+# Build-time: create the cluster, schema and seed, then stop PostgreSQL cleanly so the image
+# layer holds the golden state. Args come from the Dockerfile (SEED, SCALE).
+set -eu
+PGBIN=/usr/lib/postgresql/15/bin
+DATA=/usr/local/pgsql/data
+mkdir -p "$DATA" /var/run/postgresql
+chown -R postgres:postgres /usr/local/pgsql /var/run/postgresql
+chpst -u postgres $PGBIN/initdb -D "$DATA" -U postgres -E UTF8 --locale=C.UTF-8 \
+      --auth-local=trust --auth-host=scram-sha-256 >/dev/null
+cat >> "$DATA/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '/var/run/postgresql'
+shared_buffers = 64MB
+fsync = on
+timezone = 'UTC'
+log_timezone = 'UTC'
+CONF
+chpst -u postgres $PGBIN/pg_ctl -D "$DATA" -w -t 60 -l /tmp/pg-build.log start
+psql -U postgres -d postgres -v ON_ERROR_STOP=1 -q \
+     -c "CREATE ROLE postmill LOGIN PASSWORD 'postmill'" \
+     -c "CREATE DATABASE postmill OWNER postmill ENCODING 'UTF8'"
+psql -U postmill -d postmill -v ON_ERROR_STOP=1 -q -f /opt/postmill-replica/seed/schema.sql
+SEED="$1" SCALE="$2" python3 /opt/postmill-replica/seed/seed.py
+psql -U postmill -d postmill -q -c "VACUUM ANALYZE"
+chpst -u postgres $PGBIN/pg_ctl -D "$DATA" -w -t 60 -m fast stop
+rm -f /tmp/pg-build.log
