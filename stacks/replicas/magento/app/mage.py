@@ -1,0 +1,216 @@
+"""Shared helpers of the Magento contract replica (DB, config cache, hashes, JWT, sessions).
+
+This is a replica (test double) of the Magento 2.4 surface described in
+research/contract-magento.md; it is not Magento.
+"""
+import base64, hashlib, hmac, json, os, re, secrets, time
+
+import pymysql
+
+ROOT = os.environ.get("MAGE_ROOT", "/var/www/magento2")
+DB = dict(host="localhost", unix_socket="/run/mysqld/mysqld.sock", user="magentouser",
+          password="MyPassword", database="magentodb", charset="utf8mb4", autocommit=True,
+          cursorclass=pymysql.cursors.DictCursor)
+CONFIG_CACHE = os.path.join(ROOT, "var/cache/mage--replica-config.json")
+
+
+def connect():
+    return pymysql.connect(**DB)
+
+
+def q(conn, sql, args=None):
+    with conn.cursor() as c:
+        c.execute(sql, args)
+        return c.fetchall()
+
+
+def q1(conn, sql, args=None):
+    rows = q(conn, sql, args)
+    return rows[0] if rows else None
+
+
+def ex(conn, sql, args=None):
+    with conn.cursor() as c:
+        c.execute(sql, args)
+        return c.lastrowid
+
+
+# --- config (default scope), cached in var/cache like Magento's file cache --------------
+def load_config(conn):
+    """core_config_data default-scope values; cached in var/cache until cache:flush."""
+    try:
+        with open(CONFIG_CACHE) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        pass
+    cfg = {r["path"]: r["value"] for r in q(conn, "SELECT path, value FROM core_config_data WHERE scope='default' AND scope_id=0")}
+    try:
+        os.makedirs(os.path.dirname(CONFIG_CACHE), exist_ok=True)
+        tmp = CONFIG_CACHE + ".%d" % os.getpid()
+        with open(tmp, "w") as f:
+            json.dump(cfg, f)
+        os.replace(tmp, CONFIG_CACHE)
+    except OSError:
+        pass
+    return cfg
+
+
+def set_config(conn, path, value, scope="default", scope_id=0):
+    ex(conn, "INSERT INTO core_config_data (scope, scope_id, path, value) VALUES (%s,%s,%s,%s) "
+             "ON DUPLICATE KEY UPDATE value=VALUES(value)", (scope, scope_id, path, value))
+
+
+# --- password hashes: Magento Encryptor format "<hash>:<salt>:<version>" ----------------
+def hash_password(password, salt=None):
+    """Version 1 (SHA-256 of salt+password), a format Magento 2 still verifies."""
+    salt = salt or secrets.token_hex(16)
+    return "%s:%s:1" % (hashlib.sha256((salt + password).encode()).hexdigest(), salt)
+
+
+def verify_password(password, stored):
+    parts = (stored or "").split(":")
+    if len(parts) < 3:
+        return False
+    h, salt = parts[0], parts[1]
+    return hmac.compare_digest(hashlib.sha256((salt + password).encode()).hexdigest(), h)
+
+
+# --- JWT tokens (Magento >= 2.4.4 shape: header kid/alg, claims uid/utypid/iat/exp) -------
+def crypt_key():
+    try:
+        with open(os.path.join(ROOT, "app/etc/env.php")) as f:
+            m = re.search(r"'key'\s*=>\s*'([^']+)'", f.read())
+            if m:
+                return m.group(1)
+    except OSError:
+        pass
+    return "replica-crypt-key"
+
+
+def _b64(b):
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+def _unb64(s):
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+def issue_token(uid, utypid, ttl):
+    now = int(time.time())
+    head = _b64(json.dumps({"kid": "1", "alg": "HS256"}, separators=(",", ":")).encode())
+    body = _b64(json.dumps({"uid": uid, "utypid": utypid, "iat": now, "exp": now + ttl}, separators=(",", ":")).encode())
+    sig = _b64(hmac.new(crypt_key().encode(), (head + "." + body).encode(), hashlib.sha256).digest())
+    return head + "." + body + "." + sig
+
+
+def read_token(conn, token):
+    """Return (uid, utypid) of a valid, unrevoked token, else None."""
+    try:
+        head, body, sig = token.split(".")
+        good = _b64(hmac.new(crypt_key().encode(), (head + "." + body).encode(), hashlib.sha256).digest())
+        if not hmac.compare_digest(good, sig):
+            return None
+        claims = json.loads(_unb64(body))
+        if claims["exp"] < time.time():
+            return None
+        rev = q1(conn, "SELECT revoke_before FROM jwt_auth_revoked WHERE user_type_id=%s AND user_id=%s",
+                 (claims["utypid"], claims["uid"]))
+        if rev and claims["iat"] <= rev["revoke_before"]:
+            return None
+        return claims["uid"], claims["utypid"]
+    except Exception:
+        return None
+
+
+# --- server-side sessions in the `session` table (env.php session.save = db) ------------
+def session_load(conn, sid):
+    if not sid:
+        return None
+    row = q1(conn, "SELECT session_data, session_expires FROM session WHERE session_id=%s", (sid,))
+    if not row or row["session_expires"] < time.time():
+        return None
+    try:
+        return json.loads(row["session_data"])
+    except ValueError:
+        return None
+
+
+def session_save(conn, sid, data, lifetime=3600):
+    ex(conn, "REPLACE INTO session (session_id, session_expires, session_data) VALUES (%s,%s,%s)",
+       (sid, int(time.time()) + lifetime, json.dumps(data)))
+
+
+def session_delete(conn, sid):
+    ex(conn, "DELETE FROM session WHERE session_id=%s", (sid,))
+
+
+def new_id(n=26):
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+def new_form_key():
+    alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return "".join(secrets.choice(alphabet) for _ in range(16))
+
+
+# --- sales sequence: increment_id = prefix + 9-digit number + suffix ---------------------
+def next_increment_id(conn, store_id=1):
+    meta = q1(conn, "SELECT m.sequence_table, p.prefix, p.suffix, p.start_value, p.step FROM sales_sequence_meta m "
+                    "JOIN sales_sequence_profile p USING (meta_id) WHERE m.entity_type='order' AND m.store_id=%s", (store_id,))
+    n = ex(conn, "INSERT INTO `%s` () VALUES ()" % meta["sequence_table"])
+    num = (n - meta["start_value"]) * meta["step"] + meta["start_value"]
+    return "%s%09d%s" % (meta["prefix"] or "", num, meta["suffix"] or "")
+
+
+# EAV attribute ids of catalog_product (entity_type_id 4) used by the replica.
+ATTR = {"name": (73, "varchar"), "description": (75, "text"), "short_description": (76, "text"),
+        "price": (77, "decimal"), "status": (97, "int"), "visibility": (99, "int"),
+        "url_key": (121, "varchar"), "quantity_and_stock_status": (115, "int")}
+
+
+def product(conn, pid=None, sku=None, url_key=None, store_id=0):
+    """Load a product as a dict (entity row + EAV values + stock), or None."""
+    if pid is None and sku is not None:
+        row = q1(conn, "SELECT * FROM catalog_product_entity WHERE sku=%s ORDER BY entity_id LIMIT 1", (sku,))
+    elif pid is None and url_key is not None:
+        r = q1(conn, "SELECT entity_id FROM catalog_product_entity_varchar WHERE attribute_id=%s AND value=%s LIMIT 1",
+               (ATTR["url_key"][0], url_key))
+        row = r and q1(conn, "SELECT * FROM catalog_product_entity WHERE entity_id=%s", (r["entity_id"],))
+    else:
+        row = q1(conn, "SELECT * FROM catalog_product_entity WHERE entity_id=%s", (pid,))
+    if not row:
+        return None
+    p = dict(row)
+    for code, (aid, typ) in ATTR.items():
+        v = q1(conn, "SELECT value FROM catalog_product_entity_%s WHERE entity_id=%%s AND attribute_id=%%s "
+                     "AND store_id IN (0,%%s) ORDER BY store_id DESC LIMIT 1" % typ, (p["entity_id"], aid, store_id))
+        p[code] = v["value"] if v else None
+    st = q1(conn, "SELECT qty, is_in_stock FROM cataloginventory_stock_item WHERE product_id=%s AND stock_id=1", (p["entity_id"],))
+    p["qty"] = float(st["qty"]) if st and st["qty"] is not None else 0.0
+    p["is_in_stock"] = int(st["is_in_stock"]) if st else 0
+    p["price"] = float(p["price"] or 0)
+    return p
+
+
+def set_attr(conn, pid, code, value, store_id=0):
+    aid, typ = ATTR[code]
+    ex(conn, "INSERT INTO catalog_product_entity_%s (attribute_id, store_id, entity_id, value) VALUES (%%s,%%s,%%s,%%s) "
+             "ON DUPLICATE KEY UPDATE value=VALUES(value)" % typ, (aid, store_id, pid, value))
+
+
+def set_stock(conn, pid, qty=None, is_in_stock=None):
+    if qty is not None:
+        ex(conn, "UPDATE cataloginventory_stock_item SET qty=%s WHERE product_id=%s AND stock_id=1", (qty, pid))
+    if is_in_stock is not None:
+        ex(conn, "UPDATE cataloginventory_stock_item SET is_in_stock=%s WHERE product_id=%s AND stock_id=1", (int(is_in_stock), pid))
+    ex(conn, "REPLACE INTO cataloginventory_stock_status (product_id, website_id, stock_id, qty, stock_status) "
+             "SELECT product_id, 0, 1, qty, is_in_stock FROM cataloginventory_stock_item WHERE product_id=%s AND stock_id=1", (pid,))
+
+
+def sync_grid(conn, eid):
+    ex(conn, "REPLACE INTO sales_order_grid (entity_id, status, store_id, store_name, customer_id, base_grand_total, grand_total, total_paid, increment_id, base_currency_code, "
+             "order_currency_code, shipping_name, billing_name, created_at, updated_at, customer_email, customer_group, subtotal, shipping_and_handling, customer_name, payment_method) "
+             "SELECT o.entity_id, o.status, o.store_id, o.store_name, o.customer_id, o.base_grand_total, o.grand_total, o.total_paid, o.increment_id, 'USD','USD', "
+             "CONCAT(o.customer_firstname,' ',o.customer_lastname), CONCAT(o.customer_firstname,' ',o.customer_lastname), o.created_at, o.updated_at, o.customer_email, 'General', "
+             "o.subtotal, o.shipping_amount, CONCAT(o.customer_firstname,' ',o.customer_lastname), 'checkmo' FROM sales_order o WHERE o.entity_id=%s", (eid,))
