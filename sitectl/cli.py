@@ -69,11 +69,14 @@ def _reporter(as_json: bool) -> Reporter:
     return Reporter(quiet=False)
 
 
-def _urls_table(target: Target, rows) -> Table:
-    t = Table("site", "container", "action", "seconds", "url")
+def _print_sites(rows) -> None:
+    """A table of what was done per site, then the URLs in full (one per line)."""
+    t = Table("site", "container", "action", "seconds")
     for r in rows:
-        t.add_row(r.site, r.container, r.action, f"{r.seconds:.1f}", r.url)
-    return t
+        t.add_row(r.site, r.container, r.action, f"{r.seconds:.1f}")
+    out.print(t)
+    for r in rows:
+        out.print(f"{r.site:<16} {r.url}")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -92,7 +95,7 @@ def up(target: Target, as_json: bool, sites, no_build):
     if as_json:
         return {"stack": target.stack.name, "host": target.host, "instance": target.instance,
                 "sites": [r.as_dict() for r in rows]}
-    out.print(_urls_table(target, rows))
+    _print_sites(rows)
 
 
 @main.command()
@@ -132,7 +135,7 @@ def reset(target: Target, as_json: bool, sites, recreate):
     rows = lifecycle.reset_recreate(target, chosen, Engine(), _reporter(as_json))
     if as_json:
         return {"method": "recreate", "sites": [r.as_dict() for r in rows]}
-    out.print(_urls_table(target, rows))
+    _print_sites(rows)
 
 
 @main.command()

@@ -25,7 +25,7 @@ def status(target: Target, sites: list[Site], engine: Engine) -> list[dict]:
         row = {"site": site.name, "container": name, "state": info.status if info else "missing",
                "healthy": False, "url": target.url(site), "detail": ""}
         if info and info.running:
-            outs = [run_probe(target, site, p, engine) for p in probes_of(site, "ready")]
+            outs = [run_probe(target, site, p, engine) for p in probes_of(target, site, "ready")]
             bad = [o for o in outs if not o.ok]
             row["healthy"] = not bad
             row["detail"] = "; ".join(f"{o.probe}: {o.detail}" for o in bad)
@@ -55,7 +55,7 @@ def verify(target: Target, sites: list[Site], engine: Engine, raise_on_failure: 
         if info is None or not info.running:
             state = info.status if info else "missing"
             return [ProbeOutcome(site.name, "container", False, f"container {target.container(site)} is {state}")]
-        return [run_probe(target, site, p, engine) for p in probes_of(site)]
+        return [run_probe(target, site, p, engine) for p in probes_of(target, site)]
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(sites))) as pool:
         outcomes = [o for outs in pool.map(one, sites) for o in outs]

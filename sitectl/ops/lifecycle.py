@@ -142,7 +142,7 @@ def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ..
         ProbeTimeout: a probe never passed; the message names it and its last response.
     """
     name = target.container(site)
-    for probe in [p for p in probes_of(site, "ready") if p.type in level_types]:
+    for probe in [p for p in probes_of(target, site, "ready") if p.type in level_types]:
         last: list[ProbeOutcome] = []
 
         def attempt() -> bool:

@@ -144,22 +144,33 @@ def load_stack(stack: str | os.PathLike) -> Stack:
     except ValidationError as e:
         raise _validation_error(path, node, e, "stack file") from None
     for site in st.sites.values():
-        load_health(site.health or site.kind.value)  # fail at load time, not mid-`up`
+        load_health(health_ref(st, site))  # fail at load time, not mid-`up`
     return st
 
 
 _HEALTH_CACHE: dict[str, HealthSpec] = {}
 
 
+def health_ref(stack: Stack, site) -> str:
+    """Where ``site``'s probes are: ``healthchecks/<kind>.yaml`` unless the site's ``health``
+    names another file (a bare name in ``healthchecks/``, or a ``.yaml`` path relative to the
+    stack file)."""
+    ref = site.health or site.kind.value
+    if ref.endswith((".yaml", ".yml")):
+        return str((Path(stack.path).parent / ref).resolve())
+    return ref
+
+
 def load_health(name: str) -> HealthSpec:
-    """Load ``healthchecks/<name>.yaml`` (cached per process).
+    """Load ``healthchecks/<name>.yaml``, or the file ``name`` when it is a ``.yaml`` path
+    (cached per process).
 
     Raises:
         StackError: file missing, malformed, or invalid (file, line and field named).
     """
     if name in _HEALTH_CACHE:
         return _HEALTH_CACHE[name]
-    path = HEALTHCHECKS_DIR / f"{name}.yaml"
+    path = Path(name) if name.endswith((".yaml", ".yml")) else HEALTHCHECKS_DIR / f"{name}.yaml"
     if not path.is_file():
         raise StackError(f"{path}: health-check file not found (kinds: {', '.join(k.value for k in SiteKind)})")
     data, node = _read_yaml(path)

@@ -1,0 +1,53 @@
+"""Shared fixtures. Tests talk to the real Docker engine (started by `make test` through
+scripts/bootstrap-engine.sh), real databases and real HTTP; nothing is mocked."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from sitectl.engine import Engine
+from sitectl.ops import lifecycle
+from sitectl.progress import Reporter
+from sitectl.target import Target, resolve_target
+
+MINI_HOST = "127.0.0.1"
+SCRATCH_INSTANCE = 7  # bad-input tests run their own small stacks as instance 7
+
+
+@pytest.fixture(scope="session")
+def engine() -> Engine:
+    """The real engine; a test that needs it fails (not skips) when none answers."""
+    e = Engine()
+    e.ping()
+    return e
+
+
+@pytest.fixture(scope="session")
+def mini(engine) -> Target:
+    """The mini stack, brought up once per session (building missing images) on 127.0.0.1."""
+    target = resolve_target("mini", host=MINI_HOST, instance=0)
+    lifecycle.down(target, engine)  # start from the images, not from a previous run's state
+    lifecycle.up(target, list(target.stack.sites.values()), engine, Reporter())
+    yield target
+    lifecycle.down(target, engine)
+
+
+@pytest.fixture
+def scratch_stack(tmp_path, engine):
+    """Write a small stack file (instance 7) and remove its containers afterwards.
+
+    Usage: ``path = scratch_stack(yaml_text)``.
+    """
+    made = []
+
+    def write(text: str, name: str = "stack.yaml"):
+        p = tmp_path / name
+        p.write_text(textwrap.dedent(text))
+        made.append(p)
+        return p
+
+    yield write
+    for c in engine.containers({"sitectl.instance": str(SCRATCH_INSTANCE)}):
+        engine.remove(c.name)
+    engine.remove_network(f"sitectl-i{SCRATCH_INSTANCE}")

@@ -1,0 +1,143 @@
+"""Stack files: the shipped ones load; bad ones fail with the file, line, site and field."""
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from sitectl.cli import main
+from sitectl.errors import StackError, UsageError
+from sitectl.stack import load_stack
+
+
+def write(tmp_path, text, name="stack.yaml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_shipped_stacks_load_with_one_code_path():
+    mini, real = load_stack("mini"), load_stack("webarena")
+    assert list(mini.sites) == list(real.sites) == [
+        "shopping", "shopping_admin", "reddit", "gitlab", "wikipedia", "map", "homepage"]
+    for name in mini.sites:
+        m, r = mini.sites[name], real.sites[name]
+        # Same container names, ports, command override and post-start steps; images differ.
+        assert (m.container, m.ports, m.command, m.post_start, m.url) == (r.container, r.ports, r.command, r.post_start, r.url)
+    assert real.sites["shopping"].image == "shopping_final_0712"
+    assert mini.sites["shopping"].image.startswith("sitectl/mini-")
+
+
+def test_malformed_yaml_names_line(tmp_path):
+    p = write(tmp_path, """\
+        name: x
+        sites:
+          a: {kind: homepage
+        """)
+    with pytest.raises(StackError) as e:
+        load_stack(p)
+    assert str(p) in str(e.value) and ":4:" in str(e.value) and "malformed YAML" in str(e.value)
+
+
+def test_bad_field_names_file_line_site_and_field(tmp_path):
+    p = write(tmp_path, """\
+        name: x
+        sites:
+          home:
+            kind: homepage
+            env_var: HOMEPAGE
+            image: img
+            container: home
+            ports: ["99999:80"]
+        """)
+    with pytest.raises(StackError) as e:
+        load_stack(p)
+    msg = str(e.value)
+    assert f"{p}:8:" in msg and "site 'home'" in msg and "field 'ports'" in msg
+
+
+def test_unknown_kind_and_unknown_field(tmp_path):
+    p = write(tmp_path, """\
+        name: x
+        sites:
+          home:
+            kind: wordpress
+            env_var: HOMEPAGE
+            image: img
+            container: home
+            ports: ["4399:4399"]
+            colour: blue
+        """)
+    msg = str(pytest.raises(StackError, load_stack, p).value)
+    assert "field 'kind'" in msg and ":4:" in msg
+    assert "field 'colour'" in msg and ":9:" in msg
+
+
+def test_unknown_placeholder_and_trailing_slash(tmp_path):
+    p = write(tmp_path, """\
+        name: x
+        sites:
+          home:
+            kind: homepage
+            env_var: HOMEPAGE
+            image: img
+            container: home
+            ports: ["4399:4399"]
+            url: "{origin}/"
+            post_start:
+              - {name: s, exec: [echo, "{hostname}"]}
+        """)
+    msg = str(pytest.raises(StackError, load_stack, p).value)
+    assert "trailing slash" in msg and "unknown placeholder {hostname}" in msg
+
+
+def test_duplicate_host_port(tmp_path):
+    p = write(tmp_path, """\
+        name: x
+        sites:
+          a: {kind: homepage, env_var: A, image: i, container: a, ports: ["4399:4399"]}
+          b: {kind: homepage, env_var: B, image: i, container: b, ports: ["4399:80"]}
+        """)
+    assert "share host port 4399" in str(pytest.raises(StackError, load_stack, p).value)
+
+
+def test_extends_merges_and_keeps_parent_values(tmp_path):
+    write(tmp_path, """\
+        name: base
+        sites:
+          a: {kind: homepage, env_var: A, image: i, container: a, ports: ["4399:4399"], mutable: true}
+        """, "base.yaml")
+    p = write(tmp_path, """\
+        name: child
+        extends: base.yaml
+        sites:
+          a: {image: j}
+        """)
+    st = load_stack(p)
+    assert st.sites["a"].image == "j" and st.sites["a"].mutable and st.sites["a"].ports == ["4399:4399"]
+
+
+def test_unknown_stack_name():
+    assert "unknown stack 'nope'" in str(pytest.raises(StackError, load_stack, "nope").value)
+
+
+def test_unknown_site_name_is_one_clear_error():
+    with pytest.raises(UsageError) as e:
+        load_stack("mini").select(["shoping"])
+    assert "unknown site 'shoping'" in str(e.value) and "shopping" in str(e.value)
+    r = CliRunner().invoke(main, ["plan", "shoping"])
+    assert r.exit_code == 2 and "unknown site 'shoping'" in r.output
+
+
+def test_cli_reports_malformed_stack_and_exits_2(tmp_path):
+    p = write(tmp_path, "name: x\nsites: [\n")
+    r = CliRunner().invoke(main, ["plan", "--stack", str(p)])
+    assert r.exit_code == 2 and "malformed YAML" in r.output and str(p) in r.output
+
+
+def test_config_file_supplies_host(tmp_path):
+    cfg = write(tmp_path, "host: cfg.example.org\n", "sitectl.yaml")
+    r = CliRunner().invoke(main, ["env", "--config", str(cfg), "--json"])
+    assert r.exit_code == 0 and "http://cfg.example.org:7770" in r.output
+    bad = write(tmp_path, "hots: x\n", "bad.yaml")
+    r = CliRunner().invoke(main, ["env", "--config", str(bad)])
+    assert r.exit_code == 2 and "unknown key(s) hots" in r.output
