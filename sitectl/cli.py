@@ -36,18 +36,22 @@ def _recorded_host(instance: int | None) -> str | None:
 
 
 def target_options(f):
-    """Options every command shares: --stack, --host, --instance, --data-dir, --config, --json."""
+    """Options every command shares: --stack, --host, --instance, --seed, --scale, --data-dir,
+    --config, --json."""
     @click.option("--stack", help="Stack: mini (default), webarena, or a path to a stack YAML file.")
     @click.option("--host", help="Host name or IPv4 the browser uses (default: config, running stack, 127.0.0.1).")
     @click.option("--instance", type=int, default=None, help="Instance number (0 = WebArena's names and ports).")
+    @click.option("--seed", type=int, default=None, help="Replica seed (default: config, else 0).")
+    @click.option("--scale", type=click.Choice(["tiny", "full"]), default=None, help="Replica scale (default tiny).")
     @click.option("--data-dir", type=click.Path(file_okay=False), help="Folder for {data} (e.g. the wiki ZIM).")
     @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file (default ./sitectl.yaml).")
     @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
     @functools.wraps(f)
-    def wrapper(stack, host, instance, data_dir, config_file, as_json, **kw):
+    def wrapper(stack, host, instance, seed, scale, data_dir, config_file, as_json, **kw):
         try:
             recorded = None if host else _recorded_host(instance)
-            target = resolve_target(stack, host, instance, data_dir, config_file, recorded_host=recorded)
+            target = resolve_target(stack, host, instance, data_dir, config_file, recorded_host=recorded,
+                                    seed=seed, scale=scale)
             result = f(target=target, as_json=as_json, **kw)
         except SitectlError as e:
             _fail(str(e), e.exit_code, as_json, getattr(e, "payload", None))
@@ -125,9 +129,9 @@ def down(target: Target, as_json: bool, volumes):
 
 @main.command()
 @click.argument("sites", nargs=-1)
-@click.option("--recreate", is_flag=True, default=True,
+@click.option("--recreate", is_flag=True,
               help="Re-create the containers from their images and re-run post-start steps "
-                   "(WebArena's reset; the only method so far).")
+                   "(WebArena's reset; for now the only method, used with or without this flag).")
 @target_options
 def reset(target: Target, as_json: bool, sites, recreate):
     """Reset SITES (default: every mutable site) to their golden state."""

@@ -117,6 +117,19 @@ class Target:
             out.update({"sitectl.site": site.name, "sitectl.kind": site.kind.value, "sitectl.host": self.host})
         return out
 
+    # -- images -------------------------------------------------------------------------
+    def image_ref(self, template: str) -> str:
+        """Fill ``{seed}`` and ``{scale}`` in an image tag (replica images are per seed/scale)."""
+        return template.format(seed=self.seed, scale=self.scale)
+
+    def image(self, site: Site) -> str:
+        """The image ``site`` runs, placeholders filled."""
+        return self.image_ref(site.image)
+
+    def image_build(self, tag: str):
+        """The stack's build recipe whose filled tag is ``tag``, or None."""
+        return next((b for b in self.stack.images if self.image_ref(b.tag) == tag), None)
+
     # -- URLs ---------------------------------------------------------------------------
     def host_port(self, site: Site, index: int = 0) -> int:
         """Host port ``index`` of ``site`` (instance 0: as declared)."""
@@ -154,6 +167,8 @@ def resolve_target(
     data_dir: str | None = None,
     config: str | None = None,
     recorded_host: str | None = None,
+    seed: int | None = None,
+    scale: str | None = None,
 ) -> Target:
     """Build the :class:`Target` of a command from its options, the config file and defaults.
 
@@ -170,8 +185,10 @@ def resolve_target(
     inst = instance if instance is not None else int(cfg.get("instance", 0))
     if inst < 0 or inst > 99:
         raise UsageError(f"--instance {inst}: give 0 to 99")
-    seed = int(cfg.get("seed", st.defaults.seed))
-    scale = str(cfg.get("scale", st.defaults.scale))
+    seed = seed if seed is not None else int(cfg.get("seed", st.defaults.seed))
+    scale = scale or str(cfg.get("scale", st.defaults.scale))
+    if scale not in ("tiny", "full"):
+        raise UsageError(f"scale {scale!r}: give tiny or full")
     dd = data_dir or cfg.get("data_dir") or "data"
     return Target(stack=st, host=validate_host(str(h)), instance=inst, seed=seed, scale=scale,
                   data_dir=str(Path(dd).resolve()))

@@ -52,6 +52,22 @@ def test_verify_passes_with_logged_in_probes(mini):
         assert {(site, "database"), (site, "login-page"), (site, "logged-in")} <= probes
 
 
+def test_every_declared_account_logs_in(mini):
+    """Each role the stack declares logs in by HTTP form and passes WebArena's probe."""
+    from sitectl.sites import driver_for
+    from sitectl.sites.base import Account
+
+    for site in mini.stack.sites.values():
+        drv = driver_for(site.kind.value, mini.url(site))
+        for role, acc in site.accounts.items():
+            if site.kind.value == "magento-storefront" and role == "site_admin":
+                continue  # the REST admin of the storefront has no storefront login page
+            s = drv.new_session()
+            drv.login(s, Account(role, acc.username, acc.password))
+            res = drv.probe_logged_in(s, Account(role, acc.username, acc.password))
+            assert res.ok, (site.name, role, res)
+
+
 def test_post_start_steps_took_effect(mini):
     links = readonly.homepage_links("http://127.0.0.1:4399")
     assert "http://127.0.0.1:7770" in links and not any("<your-server-hostname>" in l for l in links)

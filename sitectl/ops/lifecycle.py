@@ -23,7 +23,7 @@ def run_spec(target: Target, site: Site) -> RunSpec:
     )
     return RunSpec(
         name=target.container(site),
-        image=site.image,
+        image=target.image(site),
         publish=publish,
         command=tuple(site.command) if site.command else None,
         env={k: target.fill(v, site) for k, v in site.environment.items()},
@@ -54,38 +54,39 @@ def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: R
         EngineError: a build failed (with its last output).
     """
     st = target.stack
-    missing = [s for s in sites if force or not engine.image_exists(s.image)]
+    missing = [s for s in sites if force or not engine.image_exists(target.image(s))]
     for s in missing:
-        if st.image_build(s.image) is None:
+        if target.image_build(target.image(s)) is None:
             how = (f"load it with `sitectl images load DIR --stack {st.name}` (DIR holding {s.image_archive})"
                    if s.image_archive else "load or build it first")
-            raise ImageMissing(f"site {s.name!r}: image {s.image} is missing; {how}")
+            raise ImageMissing(f"site {s.name!r}: image {target.image(s)} is missing; {how}")
         if not build:
-            raise ImageMissing(f"site {s.name!r}: image {s.image} is missing; build it with `sitectl build`")
+            raise ImageMissing(f"site {s.name!r}: image {target.image(s)} is missing; build it with `sitectl build`")
     # What to build: the missing images, plus what they require that is absent (or all, forced).
     todo: set[str] = set()
 
     def want(tag: str) -> None:
-        b = st.image_build(tag)
+        b = target.image_build(tag)
         if b is None or tag in todo:
             return
         todo.add(tag)
-        for req in b.requires:
+        for req in map(target.image_ref, b.requires):
             if force or not engine.image_exists(req):
                 want(req)
 
     for s in missing:
-        want(s.image)
+        want(target.image(s))
     built = []
     base_dir = Path(st.path).parent
     for b in st.images:  # stack order: requirements come first
-        if b.tag not in todo:
+        tag = target.image_ref(b.tag)
+        if tag not in todo:
             continue
-        reporter.step("build", f"building {b.tag} (docker build, legacy builder)")
-        args = {k: v.format(seed=target.seed, scale=target.scale) for k, v in b.args.items()}
-        engine.build(b.tag, base_dir / b.context, base_dir / b.dockerfile, args)
-        built.append(b.tag)
-        reporter.step("build", f"built {b.tag}")
+        reporter.step("build", f"building {tag} (docker build, legacy builder)")
+        args = {k: target.image_ref(v) for k, v in b.args.items()}
+        engine.build(tag, base_dir / b.context, base_dir / b.dockerfile, args)
+        built.append(tag)
+        reporter.step("build", f"built {tag}")
     return built
 
 
@@ -106,7 +107,7 @@ def load_archives(target: Target, directory: Path, engine: Engine, reporter: Rep
         if not s.image_archive:
             continue
         f = directory / s.image_archive
-        if engine.image_exists(s.image):
+        if engine.image_exists(target.image(s)):
             out.append({"site": s.name, "archive": str(f), "status": "present"})
         elif not f.is_file():
             out.append({"site": s.name, "archive": str(f), "status": "missing"})
@@ -114,7 +115,7 @@ def load_archives(target: Target, directory: Path, engine: Engine, reporter: Rep
             size = f.stat().st_size / 2**30
             reporter.step(s.name, f"docker load {f.name} ({size:.1f} GiB)")
             engine.load_archive(f)
-            reporter.step(s.name, f"loaded {s.image}")
+            reporter.step(s.name, f"loaded {target.image(s)}")
             out.append({"site": s.name, "archive": str(f), "status": "loaded"})
     return out
 
@@ -194,7 +195,7 @@ def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QU
                 f"site {site.name!r} runs for host {info.labels.get('sitectl.host')!r}, not {target.host!r}; "
                 f"use --host {info.labels.get('sitectl.host')}, or `sitectl down` then `sitectl up --host {target.host}`"
             )
-    if info is not None and (recreate or info.image != site.image):
+    if info is not None and (recreate or info.image != target.image(site)):
         reporter.step(site.name, f"removing container {name}")
         engine.remove(name)
         info = None
@@ -202,7 +203,7 @@ def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QU
     spec = run_spec(target, site)
     if info is None:
         engine.check_ports_free(spec, site.name)
-        reporter.step(site.name, f"docker run {site.image} as {name}")
+        reporter.step(site.name, f"docker run {target.image(site)} as {name}")
         engine.run(spec)
         action = "recreated" if recreate else "created"
     elif not info.running:

@@ -89,7 +89,8 @@ class ImageBuild(_Strict):
     """An image sitectl builds with ``docker build`` (legacy builder) from a local context.
 
     ``context`` and ``dockerfile`` are relative to the stack file's folder.
-    ``args`` values may use ``{seed}`` and ``{scale}``.
+    ``tag``, ``requires`` and ``args`` values may use ``{seed}`` and ``{scale}``, so each seed
+    and scale of a replica is its own image.
     """
 
     tag: str = Field(min_length=1)
@@ -105,6 +106,7 @@ class Site(_Strict):
 
     name: str
     kind: SiteKind
+    #: Image reference; may use ``{seed}`` and ``{scale}`` (replica images).
     image: str = Field(min_length=1)
     #: File name of the official image archive, for ``sitectl images load`` (real stack).
     image_archive: str | None = None
@@ -243,9 +245,6 @@ class Stack(_Strict):
             )
         return [s for n, s in self.sites.items() if n in names]
 
-    def image_build(self, tag: str) -> ImageBuild | None:
-        """The build recipe of ``tag``, or None when the stack does not build it."""
-        return next((b for b in self.images if b.tag == tag), None)
 
 
 class Probe(_Strict):
