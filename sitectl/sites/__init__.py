@@ -1,21 +1,10 @@
 """Site drivers, one module per application kind; :func:`driver_for` picks one by kind."""
 from __future__ import annotations
 
-import importlib
-
+# Importing each driver module registers its classes in DRIVERS (eagerly: lookups happen
+# from several threads at once).
+from sitectl.sites import gitlab, magento, postmill, readonly  # noqa: F401
 from sitectl.sites.base import DRIVERS, Account, ProbeResult, SiteDriver
-
-# Importing a driver module registers its classes in DRIVERS.
-_MODULES = ("magento", "postmill", "gitlab", "readonly")
-
-
-def _load_all() -> None:
-    for m in _MODULES:
-        try:
-            importlib.import_module(f"sitectl.sites.{m}")
-        except ModuleNotFoundError as e:
-            if e.name != f"sitectl.sites.{m}":
-                raise
 
 
 def driver_for(kind: str, base_url: str) -> SiteDriver:
@@ -24,8 +13,6 @@ def driver_for(kind: str, base_url: str) -> SiteDriver:
     Raises:
         KeyError: no driver handles ``kind``.
     """
-    if not DRIVERS:
-        _load_all()
     try:
         return DRIVERS[kind](base_url=base_url)
     except KeyError:

@@ -9,12 +9,13 @@ replicas, because the replicas reproduce the real login forms (see ``docs/contra
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
+from urllib.parse import urlsplit
 
 import requests
 
-from sitectl.errors import LoginError, SiteUnhealthy
+from sitectl.errors import SiteUnhealthy
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ class SiteDriver:
         return self.base_url.rstrip("/") + path
 
     def get(self, session: requests.Session, path_or_url: str, **kw) -> requests.Response:
-        """GET with the driver's timeout; 5xx and connection errors become ``SiteUnhealthy``."""
+        """GET with the driver's timeout; 5xx, connection errors and a redirect to another
+        origin become ``SiteUnhealthy``."""
         return self._send(session, "GET", path_or_url, **kw)
 
     def post(self, session: requests.Session, path_or_url: str, **kw) -> requests.Response:
@@ -117,7 +119,20 @@ class SiteDriver:
             raise SiteUnhealthy(self.kind, f"{method} {url}: {type(e).__name__}: {e}") from e
         if r.status_code >= 500:
             raise SiteUnhealthy(self.kind, f"{method} {url}: HTTP {r.status_code}")
+        if _origin(r.url) != _origin(url):
+            # Magento (and GitLab's external_url) send every request to the configured base
+            # URL: a host that differs from it is a configuration error, not a bad password.
+            raise SiteUnhealthy(
+                self.kind,
+                f"{method} {url} ended on another origin ({_origin(r.url)}): the site's base URL "
+                f"does not match the host in use ({_origin(url)})",
+            )
         return r
+
+
+def _origin(url: str) -> str:
+    s = urlsplit(url)
+    return f"{s.scheme}://{s.netloc}"
 
 
 DRIVERS: dict[str, type[SiteDriver]] = {}

@@ -14,7 +14,6 @@ Backends: on the replica every backend answers on ``map_url``; on the real topol
 """
 from __future__ import annotations
 
-import math
 import re
 from html.parser import HTMLParser
 from urllib.parse import quote, urlencode, urlsplit
