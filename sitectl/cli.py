@@ -16,6 +16,7 @@ from sitectl.engine import Engine
 from sitectl.errors import SitectlError, VerifyFailed
 from sitectl.ops import checks, envvars, lifecycle
 from sitectl.ops import plan as planmod
+from sitectl.ops import snapshots
 from sitectl.ops import tasks as taskmod
 from sitectl.progress import Reporter
 from sitectl.target import Target, resolve_target
@@ -64,7 +65,8 @@ def target_options(f):
 
 def _fail(message: str, code: int, as_json: bool, payload=None) -> None:
     if as_json:
-        click.echo(json.dumps({"error": message, **({"results": payload} if payload else {})}, indent=2))
+        extra = payload if isinstance(payload, dict) else ({"results": payload} if payload else {})
+        click.echo(json.dumps({"error": message, **extra}, indent=2))
     click.echo(f"sitectl: error: {message}", err=True)
     sys.exit(code)
 
@@ -129,35 +131,66 @@ def down(target: Target, as_json: bool, volumes):
 
 @main.command()
 @click.argument("sites", nargs=-1)
+@click.option("--full", is_flag=True, help="Restore every store of the site from the golden snapshot.")
 @click.option("--recreate", is_flag=True,
-              help="Re-create the containers from their images and re-run post-start steps "
-                   "(WebArena's reset; for now the only method, used with or without this flag).")
+              help="Re-create the containers from their images and re-run post-start steps (WebArena's reset).")
 @target_options
-def reset(target: Target, as_json: bool, sites, recreate):
-    """Reset SITES (default: every mutable site) to their golden state."""
+def reset(target: Target, as_json: bool, sites, full, recreate):
+    """Reset SITES (default: every mutable site) to the golden snapshot.
+
+    By default only what changed since the snapshot is restored (the delta path); every
+    reset ends with a check and escalates delta -> full -> re-create on a mismatch.
+    """
+    if full and recreate:
+        raise UsageError("give --full or --recreate, not both")
     chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
-    rows = lifecycle.reset_recreate(target, chosen, Engine(), _reporter(as_json))
+    if recreate:
+        rows = lifecycle.reset_recreate(target, chosen, Engine(), _reporter(as_json))
+        if as_json:
+            return {"method": "recreate", "sites": [r.as_dict() for r in rows]}
+        _print_sites(rows)
+        return
+    rows = snapshots.reset(target, chosen, Engine(), full=full, reporter=_reporter(as_json))
     if as_json:
-        return {"method": "recreate", "sites": [r.as_dict() for r in rows]}
-    _print_sites(rows)
+        return {"sites": [r.as_dict() for r in rows]}
+    t = Table("site", "method", "changed", "seconds", "escalations")
+    for r in rows:
+        t.add_row(r.site, r.method, str(len(r.changed)), f"{r.seconds:.3f}", "; ".join(r.escalations))
+    out.print(t)
 
 
 @main.command()
 @click.argument("sites", nargs=-1)
+@click.option("--deep", is_flag=True,
+              help="Also compare full fingerprints (rows, sequences, files, git refs, Redis keys) with the golden snapshot.")
+@click.option("--snapshot", "snap", default=snapshots.GOLDEN, show_default=True, help="Snapshot --deep compares with.")
 @target_options
-def verify(target: Target, as_json: bool, sites):
+def verify(target: Target, as_json: bool, sites, deep, snap):
     """Deep health: database, login page, and a logged-in probe, per site."""
-    try:
-        outcomes = checks.verify(target, target.stack.select(sites), Engine())
-    except VerifyFailed as e:
-        e.payload = [o.as_dict() for o in e.outcomes]  # type: ignore[attr-defined]
-        if not as_json:
-            _probe_table(e.outcomes)
-        raise
+    chosen = target.stack.select(sites)
+    eng = Engine()
+    # State first: the login probes themselves write (sessions, last-login times).
+    states = snapshots.verify_deep(target, chosen, eng, snap) if deep else []
+    outcomes = checks.verify(target, chosen, eng, raise_on_failure=False)
+    bad = [o for o in outcomes if not o.ok]
+    bad_states = [s for s in states if not s["ok"]]
+    result = {"ok": not bad and not bad_states, "results": [o.as_dict() for o in outcomes]}
+    if deep:
+        result["state"] = states
+    if not as_json:
+        _probe_table(outcomes)
+        for s in states:
+            out.print(f"{s['site']:<16} {s['store']:<40} " + ("[green]golden[/green]" if s["ok"] else
+                      "[red]differs[/red]: " + ", ".join(s["differs"][:10])))
+    if bad or bad_states:
+        lines = [f"  {o.site}/{o.probe}: {o.detail}" for o in bad]
+        lines += [f"  {s['site']}/{s['store']}: differs from {snap!r}: {', '.join(s['differs'][:10])}" for s in bad_states]
+        err = VerifyFailed("verify failed:\n" + "\n".join(lines))
+        err.payload = result
+        raise err
     if as_json:
-        return {"ok": True, "results": [o.as_dict() for o in outcomes]}
-    _probe_table(outcomes)
-    out.print(f"[green]verify passed[/green]: {len(outcomes)} probes")
+        return result
+    out.print(f"[green]verify passed[/green]: {len(outcomes)} probes" + (f", {len(states)} stores golden" if deep else ""))
 
 
 def _probe_table(outcomes) -> None:
@@ -202,6 +235,62 @@ def build(target: Target, as_json: bool, sites, force):
     if as_json:
         return {"built": built}
     out.print(f"built: {', '.join(built) or 'nothing (all present)'}")
+
+
+@main.group()
+def snapshot():
+    """Named snapshots of the sites' state stores."""
+
+
+@snapshot.command("create")
+@click.argument("name")
+@click.argument("sites", nargs=-1)
+@target_options
+def snapshot_create(target: Target, as_json: bool, name, sites):
+    """Snapshot SITES (default: all with state stores) as NAME (replacing one of that name)."""
+    m = snapshots.create(target, name, target.stack.select(sites), Engine(), _reporter(as_json))
+    if as_json:
+        return m
+    out.print(f"snapshot {name}: {', '.join(m['sites'])}")
+
+
+@snapshot.command("list")
+@target_options
+def snapshot_list(target: Target, as_json: bool):
+    """List the instance's snapshots."""
+    rows = snapshots.list_snapshots(target)
+    if as_json:
+        return {"snapshots": rows}
+    t = Table("name", "created", "sites", "bytes")
+    for r in rows:
+        t.add_row(r["name"], str(r["created"]), ", ".join(r["sites"]), str(r["size"]))
+    out.print(t)
+
+
+@snapshot.command("restore")
+@click.argument("name")
+@click.argument("sites", nargs=-1)
+@target_options
+def snapshot_restore(target: Target, as_json: bool, name, sites):
+    """Restore SITES (default: all in the snapshot) to snapshot NAME; it becomes their baseline."""
+    m = snapshots.read_manifest(target, name)
+    chosen = target.stack.select(sites) if sites else [target.stack.sites[s] for s in m["sites"] if s in target.stack.sites]
+    rows = snapshots.reset(target, chosen, Engine(), name=name, reporter=_reporter(as_json))
+    if as_json:
+        return {"sites": [r.as_dict() for r in rows]}
+    for r in rows:
+        out.print(f"{r.site}: {r.method} ({len(r.changed)} item(s), {r.seconds:.3f} s)")
+
+
+@snapshot.command("delete")
+@click.argument("name")
+@target_options
+def snapshot_delete(target: Target, as_json: bool, name):
+    """Delete snapshot NAME (its copies in the containers and its manifest)."""
+    done = snapshots.delete(target, name, Engine())
+    if as_json:
+        return {"deleted": name, "sites": done}
+    out.print(f"deleted snapshot {name}")
 
 
 @main.group()

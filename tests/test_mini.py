@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitectl.cli import main
-from tests.actions import readonly
+from tests.actions import postmill, readonly
 
 pytestmark = pytest.mark.docker
 
@@ -109,7 +109,7 @@ def issue_title(gitlab: str, iid: int):
 # -- reset: must stay the last test of this module (it re-creates the mutable sites) ---------
 def test_reset_discards_changes_made_through_the_sites(mini):
     from tests.actions import gitlab as gl
-    from tests.actions import magento, postmill
+    from tests.actions import magento
 
     shop, forum, gitlab = "http://127.0.0.1:7770", "http://127.0.0.1:9999", "http://127.0.0.1:8023"
     golden_order = magento.latest_order(shop)["increment_id"]
@@ -126,12 +126,24 @@ def test_reset_discards_changes_made_through_the_sites(mini):
 
     code, data = cli_json("reset")
     assert code == 0, data
-    assert sorted(s["site"] for s in data["sites"]) == ["gitlab", "reddit", "shopping", "shopping_admin"]
-    assert all(s["action"] == "recreated" for s in data["sites"])
+    methods = {s["site"]: s["method"] for s in data["sites"]}
+    assert sorted(methods) == ["gitlab", "reddit", "shopping", "shopping_admin"]
+    assert methods["shopping"] == methods["reddit"] == methods["gitlab"] == "delta", data
 
     assert magento.latest_order(shop)["increment_id"] == golden_order
     assert not postmill.post_exists(forum, post_url)
     assert issue_title(gitlab, issue) is None
 
     code, data = cli_json("verify")
+    assert code == 0, data
+
+
+def test_reset_recreate_is_webarenas_method_and_retakes_golden(mini):
+    post_url = postmill.create_post("http://127.0.0.1:9999", "sitectl_trusted", "sitectl1234", "books",
+                                    "recreate probe")
+    code, data = cli_json("reset", "--recreate", "reddit")
+    assert code == 0, data
+    assert [s["action"] for s in data["sites"]] == ["recreated"]
+    assert not postmill.post_exists("http://127.0.0.1:9999", post_url)
+    code, data = cli_json("verify", "--deep", "reddit")
     assert code == 0, data

@@ -245,6 +245,21 @@ def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = Q
                 results[futs[f].name] = f.result()
             except BaseException as e:  # noqa: BLE001 - re-raised below
                 errors.append(e)
+    if not errors:
+        # The golden snapshot: taken right after the post-start steps of a new container, or
+        # when a kept container has none yet.
+        from sitectl.ops import snapshots
+
+        fresh = [s for s in sites if results[s.name].action in ("created", "recreated")]
+        try:
+            have = set(snapshots.read_manifest(target, snapshots.GOLDEN)["sites"])
+        except UsageError:
+            have = set()
+        missing = [s for s in sites if s.stores and s not in fresh and s.name not in have]
+        todo = [s for s in fresh + missing if s.stores]
+        if todo:
+            reporter.step("snapshot", f"golden snapshot of {', '.join(s.name for s in todo)}")
+            snapshots.create(target, snapshots.GOLDEN, todo, engine)
     if errors:
         if len(errors) > 1:
             from sitectl.errors import SitectlError

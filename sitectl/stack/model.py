@@ -78,11 +78,38 @@ class Step(_Strict):
 
 
 class StateStore(_Strict):
-    """A place where a site keeps mutable state (declared now, used by snapshots)."""
+    """A place where a site keeps mutable state (``stores`` in the stack file).
+
+    Kinds and their fields:
+        ``mysql``: ``database``; ``client`` = argv prefix of a privileged ``mysql`` client in
+        the container (default ``[mysql, -u, root]``).
+        ``postgres``: ``database``; ``client`` = argv prefix of a superuser ``psql`` (default
+        ``[psql, -U, postgres]``).
+        ``files``: ``paths`` = folders in the container.
+        ``redis``: ``client`` = argv prefix of ``redis-cli`` (default ``[redis-cli]``), ``db``.
+        ``cache``: ``flush`` = argv run in the container after every restore of the site.
+    """
 
     kind: Literal["mysql", "postgres", "files", "redis", "cache"]
-    database: str | None = None
+    database: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{1,64}$")
     paths: list[str] = Field(default_factory=list)
+    client: list[str] | None = None
+    flush: list[str] | None = None
+    db: int = Field(default=0, ge=0, le=14)
+
+    @model_validator(mode="after")
+    def _fields(self) -> "StateStore":
+        if self.kind in ("mysql", "postgres") and not self.database:
+            raise ValueError(f"a {self.kind} store needs database")
+        if self.kind == "files":
+            if not self.paths:
+                raise ValueError("a files store needs paths")
+            for p in self.paths:
+                if not p.startswith("/") or ".." in p.split("/") or p.rstrip("/") == "":
+                    raise ValueError(f"files path {p!r} must be absolute, not / and without '..'")
+        if self.kind == "cache" and not self.flush:
+            raise ValueError("a cache store needs flush (an argv)")
+        return self
 
 
 class ImageBuild(_Strict):

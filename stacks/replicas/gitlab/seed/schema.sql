@@ -107,3 +107,27 @@ CREATE INDEX index_notes_on_noteable ON notes (noteable_type, noteable_id);
 CREATE TABLE todos (id bigserial PRIMARY KEY, user_id bigint NOT NULL, project_id bigint, target_id bigint,
   target_type varchar NOT NULL, author_id bigint NOT NULL, action integer NOT NULL, state varchar NOT NULL,
   created_at timestamptz, updated_at timestamptz);
+-- lookup indexes (GitLab has equivalents); they keep list pages fast at SCALE=full
+CREATE INDEX index_label_links_on_target_id_and_target_type ON label_links (target_id, target_type);
+CREATE INDEX index_label_links_on_label_id ON label_links (label_id);
+CREATE INDEX index_members_on_source_id_and_source_type ON members (source_id, source_type);
+CREATE INDEX index_members_on_user_id ON members (user_id);
+CREATE INDEX index_namespaces_on_owner_id ON namespaces (owner_id);
+CREATE INDEX index_namespaces_on_parent_id ON namespaces (parent_id);
+CREATE INDEX index_namespaces_on_lower_path ON namespaces (lower(path));
+CREATE INDEX index_projects_on_namespace_id ON projects (namespace_id);
+CREATE INDEX index_projects_on_last_activity_at ON projects (last_activity_at);
+CREATE INDEX index_project_authorizations_on_project_id ON project_authorizations (project_id);
+CREATE INDEX index_labels_on_project_id ON labels (project_id);
+CREATE INDEX index_milestones_on_project_id ON milestones (project_id);
+CREATE INDEX index_issues_on_author_id ON issues (author_id);
+CREATE INDEX index_issues_on_project_id_and_state_id ON issues (project_id, state_id, created_at);
+CREATE INDEX index_issue_assignees_on_user_id ON issue_assignees (user_id);
+CREATE INDEX index_merge_requests_on_author_id ON merge_requests (author_id);
+CREATE INDEX index_merge_requests_on_target_project_id_and_state_id ON merge_requests (target_project_id, state_id, created_at);
+CREATE INDEX index_merge_request_assignees_on_user_id ON merge_request_assignees (user_id);
+CREATE INDEX index_merge_request_reviewers_on_user_id ON merge_request_reviewers (user_id);
+CREATE INDEX index_notes_on_project_id ON notes (project_id);
+CREATE INDEX index_users_star_projects_on_project_id ON users_star_projects (project_id);
+CREATE INDEX index_user_follow_users_on_followee_id ON user_follow_users (followee_id);
+CREATE INDEX index_todos_on_user_id ON todos (user_id);

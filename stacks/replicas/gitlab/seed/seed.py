@@ -4,9 +4,11 @@
 Deterministic from SEED and SCALE (random.Random(seed); fixed timestamps, never now()).
 Writes rows into PostgreSQL database gitlabhq_production (schema.sql) and creates real bare
 git repositories under /var/opt/gitlab/git-data/repositories/@hashed/... with git fast-import.
-Only SCALE=tiny is implemented; "full" is accepted and currently seeds the same as tiny.
+SCALE=tiny: the rows of fixture.json (tasks' users, groups, projects, issues, MRs).
+SCALE=full: the same tiny rows (same ids, drawn first from the same RNG), then the generated bulk
+of bulk.py (~1,000 users, ~300 projects with fast-imported history, thousands of issues, MRs, notes).
 """
-import base64, datetime as dt, hashlib, hmac, json, os, random, subprocess, sys
+import base64, datetime as dt, hashlib, hmac, json, os, random, subprocess, sys, time
 
 import bcrypt
 import psycopg2
@@ -124,6 +126,7 @@ def fast_import_stream(project, branches):
 
 def main():
     global FIX
+    t0 = time.monotonic()
     FIX = json.load(open(os.path.join(HERE, "fixture.json")))
     secrets = json.load(open(SECRETS))
     db_key = secrets["gitlab_rails"]["db_key_base"]
@@ -295,11 +298,17 @@ def main():
     cur.execute("INSERT INTO todos (user_id, project_id, target_id, target_type, author_id, action, state, created_at, updated_at)"
                 " SELECT %s, project_id, id, 'Issue', author_id, 1, 'pending', %s, %s FROM issues ORDER BY id LIMIT 2",
                 (byteblaze, ts(20), ts(20)))
+    if SCALE == "full":
+        import bulk
+        counts, ncommits, size = bulk.seed_full(cur, SEED, ts, hashed_path, bcrypt_hash(PASSWORD), BASE)
+        cur.execute("ANALYZE")
+        print("bulk rows: " + ", ".join(f"{t}={n}" for t, n in counts.items()) +
+              f"; bulk repos: {counts['projects']}, {ncommits} commits, {size / 1e6:.1f} MB")
     con.commit()
     cur.execute("SELECT count(*) FROM users"); nu = cur.fetchone()[0]
     cur.execute("SELECT count(*) FROM projects"); np_ = cur.fetchone()[0]
     cur.execute("SELECT count(*) FROM issues"); ni = cur.fetchone()[0]
-    print(f"seeded SEED={SEED} SCALE={SCALE}: {nu} users, {np_} projects, {ni} issues")
+    print(f"seeded SEED={SEED} SCALE={SCALE}: {nu} users, {np_} projects, {ni} issues ({time.monotonic() - t0:.1f} s)")
     con.close()
 
 

@@ -228,7 +228,7 @@ def product_card(p):
 @route(r"/(?:cms/index/index/)?")
 def home():
     ids = [r["entity_id"] for r in q(g.conn, "SELECT entity_id FROM catalog_product_entity ORDER BY entity_id LIMIT 24")]
-    cards = "".join(product_card(mage.product(g.conn, i)) for i in ids)
+    cards = "".join(product_card(p) for p in mage.products(g.conn, ids))
     return front_page(g.cfg.get("design/head/default_title", "Home Page"),
                       '<div class="products wrapper grid products-grid"><ol class="products list items product-items">%s</ol></div>' % cards,
                       h1="Home Page", body_class="cms-home cms-index-index")
@@ -237,9 +237,9 @@ def home():
 @route(r"/catalogsearch/result/(?:index/)?")
 def search():
     term = request.args.get("q", "")
-    rows = q(g.conn, "SELECT entity_id FROM catalog_product_entity_varchar WHERE attribute_id=73 AND value LIKE %s ORDER BY entity_id LIMIT 50",
-             ("%" + term + "%",))
-    cards = "".join(product_card(mage.product(g.conn, r["entity_id"])) for r in rows)
+    rows = q(g.conn, "SELECT entity_id FROM catalog_product_entity_varchar FORCE INDEX (idx_cpev_attr_value) WHERE attribute_id=73 AND value LIKE %s "
+                     "ORDER BY entity_id LIMIT 50", ("%" + term + "%",))
+    cards = "".join(product_card(p) for p in mage.products(g.conn, [r["entity_id"] for r in rows]))
     return front_page("Search results for: '%s'" % term,
                       '<div class="products wrapper grid products-grid"><ol class="products list items product-items">%s</ol></div>' % cards)
 
@@ -691,8 +691,7 @@ def admin_logout():
 def admin_products():
     rows = q(g.conn, "SELECT entity_id FROM catalog_product_entity ORDER BY entity_id LIMIT 200")
     trs = []
-    for r in rows:
-        p = mage.product(g.conn, r["entity_id"])
+    for p in mage.products(g.conn, [r["entity_id"] for r in rows]):
         trs.append('<tr class="data-row"><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%g</td><td>%s</td><td><a class="action-menu-item" href="%s">Edit</a></td></tr>'
                    % (p["entity_id"], E(p["name"] or ""), p["type_id"], E(p["sku"]), price_html(p["price"]), p["qty"], "Enabled" if p["status"] == 1 else "Disabled",
                       abs_url("/admin/catalog/product/edit/id/%d/" % p["entity_id"])))
@@ -1117,10 +1116,12 @@ def rest_product_put(sku):
 @route(r"/products", ("GET",), area="rest")
 def rest_products():
     auth("admin")
-    rows = q(g.conn, "SELECT entity_id FROM catalog_product_entity ORDER BY entity_id")
     size = int(request.args.get("searchCriteria[pageSize]") or 0)
-    items = [product_json(mage.product(g.conn, r["entity_id"])) for r in (rows[:size] if size else rows)]
-    return jresp({"items": items, "search_criteria": {"filter_groups": []}, "total_count": len(rows)})
+    page = max(int(request.args.get("searchCriteria[currentPage]") or 1), 1)
+    total = q1(g.conn, "SELECT COUNT(*) n FROM catalog_product_entity")["n"]
+    rows = q(g.conn, "SELECT entity_id FROM catalog_product_entity ORDER BY entity_id" + (" LIMIT %d OFFSET %d" % (size, (page - 1) * size) if size else ""))
+    items = [product_json(p) for p in mage.products(g.conn, [r["entity_id"] for r in rows])]
+    return jresp({"items": items, "search_criteria": {"filter_groups": []}, "total_count": total})
 
 
 @route(r"/products/(?P<sku>[^/]+)/reviews", ("GET",), area="rest")

@@ -193,6 +193,35 @@ def product(conn, pid=None, sku=None, url_key=None, store_id=0):
     return p
 
 
+def products(conn, pids, store_id=0):
+    """product() for many ids with one query per table (list pages at SCALE=full); same dicts, same order."""
+    pids = [int(i) for i in pids]
+    if not pids:
+        return []
+    ids = ",".join(str(i) for i in pids)
+    rows = {r["entity_id"]: dict(r) for r in q(conn, "SELECT * FROM catalog_product_entity WHERE entity_id IN (%s)" % ids)}
+    for code, (aid, typ) in ATTR.items():
+        vals = {}
+        for v in q(conn, "SELECT entity_id, store_id, value FROM catalog_product_entity_%s WHERE entity_id IN (%s) AND attribute_id=%%s "
+                         "AND store_id IN (0,%%s) ORDER BY entity_id, store_id" % (typ, ids), (aid, store_id)):
+            vals[v["entity_id"]] = v["value"]                     # highest store_id wins, as in product()
+        for pid, p in rows.items():
+            p[code] = vals.get(pid)
+    stock = {r["product_id"]: r for r in q(conn, "SELECT product_id, qty, is_in_stock FROM cataloginventory_stock_item WHERE stock_id=1 AND product_id IN (%s)" % ids)}
+    out = []
+    for pid in pids:
+        p = rows.get(pid)
+        if p is None:
+            out.append(None)
+            continue
+        st = stock.get(pid)
+        p["qty"] = float(st["qty"]) if st and st["qty"] is not None else 0.0
+        p["is_in_stock"] = int(st["is_in_stock"]) if st else 0
+        p["price"] = float(p["price"] or 0)
+        out.append(p)
+    return out
+
+
 def set_attr(conn, pid, code, value, store_id=0):
     aid, typ = ATTR[code]
     ex(conn, "INSERT INTO catalog_product_entity_%s (attribute_id, store_id, entity_id, value) VALUES (%%s,%%s,%%s,%%s) "
@@ -209,8 +238,11 @@ def set_stock(conn, pid, qty=None, is_in_stock=None):
 
 
 def sync_grid(conn, eid):
-    ex(conn, "REPLACE INTO sales_order_grid (entity_id, status, store_id, store_name, customer_id, base_grand_total, grand_total, total_paid, increment_id, base_currency_code, "
-             "order_currency_code, shipping_name, billing_name, created_at, updated_at, customer_email, customer_group, subtotal, shipping_and_handling, customer_name, payment_method) "
-             "SELECT o.entity_id, o.status, o.store_id, o.store_name, o.customer_id, o.base_grand_total, o.grand_total, o.total_paid, o.increment_id, 'USD','USD', "
-             "CONCAT(o.customer_firstname,' ',o.customer_lastname), CONCAT(o.customer_firstname,' ',o.customer_lastname), o.created_at, o.updated_at, o.customer_email, 'General', "
-             "o.subtotal, o.shipping_amount, CONCAT(o.customer_firstname,' ',o.customer_lastname), 'checkmo' FROM sales_order o WHERE o.entity_id=%s", (eid,))
+    ex(conn, GRID_SYNC_SQL + " WHERE o.entity_id=%s", (eid,))
+
+
+GRID_SYNC_SQL = ("REPLACE INTO sales_order_grid (entity_id, status, store_id, store_name, customer_id, base_grand_total, grand_total, total_paid, increment_id, base_currency_code, "
+                 "order_currency_code, shipping_name, billing_name, created_at, updated_at, customer_email, customer_group, subtotal, shipping_and_handling, customer_name, payment_method) "
+                 "SELECT o.entity_id, o.status, o.store_id, o.store_name, o.customer_id, o.base_grand_total, o.grand_total, o.total_paid, o.increment_id, 'USD','USD', "
+                 "CONCAT(o.customer_firstname,' ',o.customer_lastname), CONCAT(o.customer_firstname,' ',o.customer_lastname), o.created_at, o.updated_at, o.customer_email, 'General', "
+                 "o.subtotal, o.shipping_amount, CONCAT(o.customer_firstname,' ',o.customer_lastname), 'checkmo' FROM sales_order o")

@@ -11,6 +11,8 @@ from mage import ex, set_attr, ATTR
 STORE = os.environ.get("STORE", "shopping")
 SEED = int(os.environ.get("SEED", "0"))
 SCALE = os.environ.get("SCALE", "tiny")
+if SCALE not in ("tiny", "full"):
+    raise SystemExit("SCALE must be tiny or full, not %r" % SCALE)
 R = random.Random(SEED)
 BASE_TS = datetime(2023, 4, 18, 12, 0, 0)          # fixed base timestamp (never now())
 ORIGIN = {"shopping": "http://metis.lti.cs.cmu.edu:7770/", "shopping_admin": "http://metis.lti.cs.cmu.edu:7780/"}[STORE]
@@ -93,6 +95,9 @@ def main():
     ex(conn, "INSERT INTO catalog_category_entity (entity_id, parent_id, path, level, position) VALUES (1,0,'1',0,0),(2,1,'1/2',1,1)")
     ex(conn, "INSERT INTO catalog_category_entity_varchar (attribute_id, store_id, entity_id, value) VALUES (45,0,1,'Root Catalog'),(45,0,2,'Default Category')")
     (seed_shopping if STORE == "shopping" else seed_admin)(conn, fixtures)
+    if SCALE == "full":                              # bulk around the tiny data (which stays identical), see seed_full.py
+        import seed_full
+        seed_full.seed_full(STORE, SEED)
     ex(conn, "REPLACE INTO cataloginventory_stock_status (product_id, website_id, stock_id, qty, stock_status) SELECT product_id, 0, 1, qty, is_in_stock FROM cataloginventory_stock_item")
     print("seeded", STORE, "SEED=%s SCALE=%s" % (SEED, SCALE))
 

@@ -16,12 +16,19 @@ fsync = on
 timezone = 'UTC'
 log_timezone = 'UTC'
 CONF
-chpst -u postgres $PGBIN/pg_ctl -D "$DATA" -w -t 60 -l /tmp/pg-build.log start
+# SCALE=full: build-run-only server options (nothing is written to the config): no fsync/full-page
+# writes, minimal WAL, small WAL size so pg_wal stays small in the image layer.
+BUILD_OPTS=""
+if [ "$2" = full ]; then
+  BUILD_OPTS="-c fsync=off -c full_page_writes=off -c synchronous_commit=off -c wal_level=minimal -c max_wal_senders=0 -c max_wal_size=96MB -c min_wal_size=32MB -c checkpoint_timeout=1h -c maintenance_work_mem=256MB -c dynamic_shared_memory_type=mmap"
+fi
+chpst -u postgres $PGBIN/pg_ctl -D "$DATA" -w -t 60 -l /tmp/pg-build.log ${BUILD_OPTS:+-o "$BUILD_OPTS"} start
 psql -U postgres -d postgres -v ON_ERROR_STOP=1 -q \
      -c "CREATE ROLE postmill LOGIN PASSWORD 'postmill'" \
      -c "CREATE DATABASE postmill OWNER postmill ENCODING 'UTF8'"
 psql -U postmill -d postmill -v ON_ERROR_STOP=1 -q -f /opt/postmill-replica/seed/schema.sql
 SEED="$1" SCALE="$2" python3 /opt/postmill-replica/seed/seed.py
 psql -U postmill -d postmill -q -c "VACUUM ANALYZE"
+if [ "$2" = full ]; then psql -U postgres -d postmill -q -c "CHECKPOINT" -c "CHECKPOINT"; fi
 chpst -u postgres $PGBIN/pg_ctl -D "$DATA" -w -t 60 -m fast stop
-rm -f /tmp/pg-build.log
+rm -rf /tmp/pg-build.log /tmp/postmill-full-*

@@ -3,7 +3,8 @@
 
 Deterministic from SEED and SCALE (``random.Random(seed)``, fixed base timestamps). ``tiny``
 holds every forum, submission id/slug, comment id and user that WebArena's reddit tasks name
-(``fixture.json``) plus a little filler. ``full`` is accepted but not implemented yet.
+(``fixture.json``) plus a little filler. ``full`` = the same tiny rows (same generator stream, same ids)
+plus bulk rows near WebArena's real sizes, loaded with COPY by ``full_scale.py``.
 
 Like the real image (contract-postmill-gitlab-map.md §1.5 "known data bug"), submissions carry
 ``net_score`` but the seed writes **no** ``submission_votes`` rows.
@@ -105,8 +106,8 @@ def main():
     ap.add_argument("--seed", type=int, default=int(os.environ.get("SEED", "0")))
     ap.add_argument("--scale", default=os.environ.get("SCALE", "tiny"))
     args = ap.parse_args()
-    if args.scale != "tiny":
-        raise SystemExit(f"SCALE={args.scale}: only 'tiny' is implemented in this replica")
+    if args.scale not in ("tiny", "full"):
+        raise SystemExit(f"SCALE={args.scale}: expected 'tiny' or 'full'")
     rng = random.Random(args.seed)
     fx = json.load(open(os.path.join(HERE, "fixture.json")))
     conn = psycopg2.connect(host="/var/run/postgresql", dbname="postmill", user="postmill")
@@ -255,6 +256,20 @@ def main():
     cur.execute("SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM forums), "
                 "(SELECT count(*) FROM submissions), (SELECT count(*) FROM comments)")
     print("seeded users/forums/submissions/comments:", cur.fetchone())
+    if args.scale == "full":
+        import time
+        import full_scale
+        conn.close()      # its read transaction would block the bulk load's DROP INDEX
+        t0 = time.time()
+        su = psycopg2.connect(host="/var/run/postgresql", dbname="postmill", user="postgres")
+        full_scale.load(su, args.seed, BASE, SECONDS_PER_ID, ranking)
+        cur = su.cursor()
+        cur.execute("SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM forums), "
+                    "(SELECT count(*) FROM submissions), (SELECT count(*) FROM comments), "
+                    "(SELECT count(*) FROM submission_votes), (SELECT count(*) FROM comment_votes)")
+        print("full: users/forums/submissions/comments/submission_votes/comment_votes:", cur.fetchone(),
+              f"(bulk {time.time() - t0:.0f}s)")
+        su.close()
 
 
 if __name__ == "__main__":

@@ -117,7 +117,7 @@ def project_entity(p, simple=False):
     ssh = f"ssh://git@{c['ssh_host']}:{c['ssh_port']}/{p['full_path']}.git" if c["ssh_port"] != 22 else f"git@{c['ssh_host']}:{p['full_path']}.git"
     d = {"id": p["id"], "description": p["description"], "name": p["name"],
          "name_with_namespace": f"{ns['name']} / {p['name']}", "path": p["path"], "path_with_namespace": p["full_path"],
-         "created_at": p["created_at"], "default_branch": core.default_branch(p["id"]) if core.branches(p["id"]) else None,
+         "created_at": p["created_at"], "default_branch": core.head_branch_if_any(p["id"]),
          "tag_list": [], "topics": [], "ssh_url_to_repo": ssh, "http_url_to_repo": web(p["full_path"] + ".git"),
          "web_url": web(p["full_path"]), "readme_url": None, "avatar_url": None, "forks_count": 0,
          "star_count": p["star_count"], "last_activity_at": p["last_activity_at"],
@@ -127,7 +127,7 @@ def project_entity(p, simple=False):
         return d
     d.update({"visibility": core.VIS[p["visibility_level"]], "archived": p["archived"], "creator_id": p["creator_id"],
               "open_issues_count": q("SELECT count(*) AS n FROM issues WHERE project_id=%s AND state_id=1", (p["id"],), one=True)["n"],
-              "issues_enabled": True, "merge_requests_enabled": True, "empty_repo": not core.branches(p["id"]),
+              "issues_enabled": True, "merge_requests_enabled": True, "empty_repo": d["default_branch"] is None,
               "_links": {"self": f"{core.external_url()}/api/v4/projects/{p['id']}"}})
     if g.user:
         lvl = core.access_level(g.user, p)

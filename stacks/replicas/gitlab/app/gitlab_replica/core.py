@@ -327,6 +327,25 @@ def branches(project_id):
     return [b for b in out.splitlines() if b]
 
 
+def head_branch_if_any(project_id):
+    """default_branch() when the repository has at least one branch, else None -- read from the
+    files of the bare repo (HEAD, refs/heads, packed-refs) so API lists of 100 projects spawn no git."""
+    repo = repo_path(project_id)
+    try:
+        head = open(os.path.join(repo, "HEAD")).read().strip()
+    except OSError:
+        return None
+    if not head.startswith("ref: refs/heads/"):
+        return default_branch(project_id) if branches(project_id) else None
+    found = any(fs for _, _, fs in os.walk(os.path.join(repo, "refs", "heads")))
+    if not found:
+        try:
+            found = any(" refs/heads/" in line for line in open(os.path.join(repo, "packed-refs")))
+        except OSError:
+            found = False
+    return head[len("ref: refs/heads/"):] if found else None
+
+
 def default_branch(project_id):
     out = git_out(project_id, "symbolic-ref", "--short", "HEAD")
     return out.strip() if out else None

@@ -1,0 +1,110 @@
+"""State stores: the places a site keeps mutable state, each able to snapshot, list what
+changed since the snapshot, restore, and fingerprint.
+
+A store reaches its database or files through a *transport* (``sitectl.stores.transport``):
+``docker exec`` into the site's container (works with the real images as they are). The
+store's logic only sees the transport's small interface, so a network transport can replace it.
+
+Snapshots live inside the site's own container (a database, schema or folder per snapshot
+name), so a restore is a server-side copy and the application keeps running.
+"""
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+from sitectl.errors import SitectlError
+
+_SNAP_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}$")
+
+
+class StoreError(SitectlError):
+    """A store could not snapshot, detect, restore or fingerprint; the message names it."""
+
+    exit_code = 9
+
+
+def check_snapshot_name(name: str) -> str:
+    """Snapshot names are lower-case letters, digits and ``_`` (max 31), starting with a letter.
+
+    Raises:
+        sitectl.errors.UsageError: anything else (they become database and folder names).
+    """
+    from sitectl.errors import UsageError
+
+    if not _SNAP_RE.match(name):
+        raise UsageError(
+            f"invalid snapshot name {name!r}: use lower-case letters, digits and _ (max 31), "
+            "starting with a letter"
+        )
+    return name
+
+
+@dataclass
+class Changes:
+    """What changed in one store since its baseline snapshot.
+
+    Attributes:
+        items: human-readable names of what changed (tables, files, keys), sorted.
+        detail: store-specific data the store's ``restore`` uses (e.g. primary keys per table).
+    """
+
+    items: list[str] = field(default_factory=list)
+    detail: dict = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+class Store(ABC):
+    """One state store of one site.
+
+    Attributes:
+        site: the site's name, for messages.
+        kind: ``mysql``, ``postgres``, ``files``, ``redis`` or ``cache``.
+        label: a short unique name of the store within the site (e.g. ``mysql:magentodb``).
+    """
+
+    kind: str = ""
+
+    def __init__(self, site: str, label: str):
+        self.site = site
+        self.label = label
+
+    @abstractmethod
+    def snapshot(self, name: str) -> dict:
+        """Copy the current state into snapshot ``name`` (replacing one of that name) and make
+        ``name`` the baseline that :meth:`changes` compares against.
+
+        Returns:
+            The store's manifest entry: ``{"fingerprint": {...}, "size": bytes, ...}``.
+        """
+
+    @abstractmethod
+    def changes(self, name: str) -> Changes:
+        """What differs from snapshot ``name`` now (exact: nothing changed is reported empty)."""
+
+    @abstractmethod
+    def restore(self, name: str, changes: Changes | None = None) -> list[str]:
+        """Bring the state back to snapshot ``name``: only ``changes`` when given (delta),
+        everything otherwise (full). Returns what was restored."""
+
+    @abstractmethod
+    def fingerprint(self, name: str | None = None) -> dict[str, str]:
+        """Full content fingerprint: ``{item: digest}`` of the live state (``name`` None) or
+        of snapshot ``name``."""
+
+    @abstractmethod
+    def drop(self, name: str) -> None:
+        """Delete snapshot ``name`` (no error when absent)."""
+
+    def exists(self, name: str) -> bool:
+        """True when snapshot ``name`` exists in this store."""
+        return True
+
+    def after_restore(self) -> None:
+        """Hook run after every store of the site restored (caches flush here)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.site}/{self.label}>"

@@ -1,0 +1,192 @@
+"""Files store: folders inside the container (uploads, sessions, git repositories).
+
+* **Snapshot** ``NAME`` copies each folder with ``cp -a`` to
+  ``/var/lib/sitectl/snapshots/files/NAME/<n>/`` and records a listing of it (type, mode,
+  owner, size, modification time with nanoseconds, path) next to the copy.
+* **Changes**: the live listing compared with the recorded one: files and folders changed,
+  added or deleted. Git repositories are folders of files, so a push, a new branch or a deleted
+  repository shows up as changed ref files, objects or folders; the deep fingerprint also
+  hashes each bare repository's ``git for-each-ref`` output (repositories compared by refs).
+* **Restore** copies back only what changed or was deleted, removes what was added, and puts
+  folder times back. Only POSIX ``sh``, ``find``, ``cp``, ``rm``, ``mkdir``, ``touch``, ``stat``
+  and ``chmod`` are used (the real images include busybox-based ones).
+
+No shell command is ever built from input: fixed scripts take paths as arguments.
+"""
+from __future__ import annotations
+
+from sitectl.stores.base import Changes, Store
+from sitectl.stores.transport import ExecTransport
+
+ROOT = "/var/lib/sitectl/snapshots/files"
+_LIST_FMT = r"%y\t%m\t%U:%G\t%s\t%T@\t%P\n"
+_ARG_BUDGET = 100_000  # bytes of paths per exec (Linux caps one argument at 128 KiB)
+
+# $1 = live folder, $2 = snapshot folder, $3 = listing file
+SNAPSHOT_SH = r"""
+live=$1; snap=$2; list=$3
+rm -rf -- "$snap" && mkdir -p -- "$snap" || exit 1
+if [ -d "$live" ]; then cp -a -- "$live/." "$snap/" || exit 1; fi
+find "$snap" -mindepth 1 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n' | sort > "$list" || exit 1
+du -sb -- "$snap" | cut -f1
+"""
+
+# $1 = live folder, $2 = listing file: prints the live listing, a separator, the recorded one.
+LIST_SH = r"""
+[ -f "$2" ] || { echo "no snapshot listing $2" >&2; exit 3; }
+[ -d "$1" ] && find "$1" -mindepth 1 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n' | sort
+echo '@@sitectl-baseline@@'
+cat -- "$2"
+"""
+
+# $1 = live, $2 = snapshot, then ops "rm:REL", "cp:REL", "dir:REL", "time:REL".
+RESTORE_SH = r"""
+live=$1; snap=$2; shift 2
+mkdir -p -- "$live" || exit 1
+for a in "$@"; do
+  op=${a%%:*}; rel=${a#*:}
+  case $op in
+    rm) rm -rf -- "$live/$rel" || exit 1 ;;
+    cp) rm -rf -- "$live/$rel"; cp -a -- "$snap/$rel" "$live/$rel" || exit 1 ;;
+    dir) mkdir -p -- "$live/$rel" && chmod "$(stat -c %a "$snap/$rel")" "$live/$rel" \
+           && chown "$(stat -c %u:%g "$snap/$rel")" "$live/$rel" || exit 1 ;;
+    time) touch -h -r "$snap/$rel" -- "$live/$rel" || exit 1 ;;
+  esac
+done
+touch -r "$snap" -- "$live"
+"""
+
+# $1 = folder: sha256 of every file, symlink targets, and refs of every bare git repository.
+FINGERPRINT_SH = r"""
+cd -- "$1" 2>/dev/null || exit 0
+find . -type f -exec sha256sum -- {} + 2>/dev/null | sed 's/^/f /'
+find . -type l -printf 'l %l  %p\n'
+find . -type d -printf 'd %m  %p\n'
+find . -maxdepth 5 -type d -name '*.git' | while read -r r; do
+  printf 'r %s  %s\n' "$(git -c safe.directory='*' --git-dir="$r" for-each-ref --format='%(objectname) %(refname)' 2>/dev/null | sha256sum | cut -c1-64)" "$r"
+done
+"""
+
+
+def _parse_listing(text: str) -> dict[str, tuple]:
+    out = {}
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 6:
+            y, mode, owner, size, mtime, rel = parts
+            out[rel] = (y, mode, owner, size if y == "f" else "", mtime)
+    return out
+
+
+class FilesStore(Store):
+    """Folders inside one container.
+
+    Args:
+        paths: absolute folder paths (e.g. ``/var/www/magento2/pub/media``).
+    """
+
+    kind = "files"
+
+    def __init__(self, site: str, transport: ExecTransport, paths: list[str]):
+        super().__init__(site, "files:" + ",".join(paths))
+        self.t = transport
+        self.paths = paths
+
+    def _snap(self, name: str, i: int) -> str:
+        return f"{ROOT}/{name}/{i}"
+
+    def _list_file(self, name: str, i: int) -> str:
+        return f"{ROOT}/{name}/{i}.list"
+
+    def exists(self, name: str) -> bool:
+        rc, _ = self.t.engine.exec(self.t.container, ["test", "-f", self._list_file(name, 0)])
+        return rc == 0
+
+    def snapshot(self, name: str) -> dict:
+        size = 0
+        for i, p in enumerate(self.paths):
+            out = self.t.run(["sh", "-c", SNAPSHOT_SH, "sh", p, self._snap(name, i), self._list_file(name, i)],
+                             f"snapshot {p}")
+            size += int((out.strip().splitlines() or ["0"])[-1] or 0)
+        return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths}
+
+    def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str]]:
+        """(changed or deleted, added, folders whose own metadata changed) of path ``i``."""
+        out = self.t.run(["sh", "-c", LIST_SH, "sh", self.paths[i], self._list_file(name, i)], f"list {self.paths[i]}")
+        live_txt, _, base_txt = out.partition("@@sitectl-baseline@@\n")
+        live, base = _parse_listing(live_txt), _parse_listing(base_txt)
+        changed = sorted(r for r, v in base.items() if live.get(r) != v and not (v[0] == "d" and r in live and live[r][0] == "d"))
+        dirs = sorted(r for r, v in base.items() if v[0] == "d" and r in live and live[r][0] == "d" and live[r] != v)
+        added = sorted(r for r in live if r not in base)
+        # Keep only the top-most added entries (removing a folder removes its content).
+        top_added = [r for r in added if not any(r.startswith(a + "/") for a in added if a != r)]
+        return changed, top_added, dirs
+
+    def changes(self, name: str) -> Changes:
+        items, detail = [], {}
+        for i, p in enumerate(self.paths):
+            changed, added, dirs = self._diff(name, i)
+            if changed or added or dirs:
+                detail[i] = {"changed": changed, "added": added, "dirs": dirs}
+                items += [f"file {p}/{r} (changed or deleted)" for r in changed]
+                items += [f"file {p}/{r} (added)" for r in added]
+                items += [f"folder {p}/{r} (metadata)" for r in dirs if not changed and not added]
+        return Changes(sorted(items), detail)
+
+    def restore(self, name: str, changes: Changes | None = None) -> list[str]:
+        if changes is None:
+            changes = Changes(["all"], {i: None for i in range(len(self.paths))})
+        done = []
+        for i, d in changes.detail.items():
+            i = int(i)
+            if d is None:  # full: the folder becomes the snapshot again
+                changed, added, dirs = self._diff(name, i)
+            else:
+                changed, added, dirs = d["changed"], d["added"], d["dirs"]
+            ops = [f"rm:{r}" for r in added]
+            # Folders first (shortest paths first), then files; folder times last.
+            base = _parse_listing(self.t.run(["cat", self._list_file(name, i)], "read listing"))
+            for r in sorted(changed, key=lambda x: (x.count("/"), x)):
+                if base[r][0] == "d":
+                    ops.append(f"dir:{r}")
+                    # A deleted folder's content is gone too: copy it back entry by entry.
+                    ops += [f"{'dir' if v[0] == 'd' else 'cp'}:{x}" for x, v in sorted(base.items())
+                            if x.startswith(r + "/") and x not in changed]
+                else:
+                    ops.append(f"cp:{r}")
+            touched_dirs = {r for r in dirs} | {x.rsplit("/", 1)[0] for x in changed + added if "/" in x}
+            touched_dirs |= {r for r in changed if base.get(r, ("",))[0] == "d"}
+            ops += [f"time:{r}" for r in sorted(touched_dirs, key=lambda x: -x.count("/")) if r in base]
+            for chunk in _chunks(ops):
+                self.t.run(["sh", "-c", RESTORE_SH, "sh", self.paths[i], self._snap(name, i), *chunk],
+                           f"restore {self.paths[i]}")
+            done.append(self.paths[i])
+        return done
+
+    def fingerprint(self, name: str | None = None) -> dict[str, str]:
+        out = {}
+        for i, p in enumerate(self.paths):
+            folder = self._snap(name, i) if name else p
+            text = self.t.run(["sh", "-c", FINGERPRINT_SH, "sh", folder], f"fingerprint {p}")
+            for line in text.splitlines():
+                kind, _, rest = line.partition(" ")
+                digest, _, rel = rest.partition("  ")
+                rel = rel[2:] if rel.startswith("./") else rel
+                label = {"f": "file", "l": "link", "d": "folder", "r": "repo refs"}.get(kind, kind)
+                out[f"{label} {p}/{rel}"] = digest
+        return out
+
+    def drop(self, name: str) -> None:
+        self.t.run(["rm", "-rf", f"{ROOT}/{name}"], f"drop snapshot {name}")
+
+
+def _chunks(ops: list[str]):
+    chunk, size = [], 0
+    for op in ops:
+        if chunk and size + len(op) > _ARG_BUDGET:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(op)
+        size += len(op) + 1
+    if chunk:
+        yield chunk

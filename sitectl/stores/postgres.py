@@ -1,0 +1,320 @@
+"""PostgreSQL store (the forum and GitLab): golden copy in the same database, exact change
+tracking, restore of only the changed rows, sequences restored.
+
+How it works (sources: research/fast-reset.md §1.6, §1.7 "trigger undo logs", §4.1-4.2;
+PostgreSQL docs on triggers, ``session_replication_role`` and sequence functions):
+
+* **Snapshot** ``NAME`` = schema ``sitectl_s_NAME`` in the same database holding a copy of every
+  application table (``CREATE TABLE ... AS TABLE``), ``__sequences`` (``last_value``,
+  ``is_called`` of every sequence) and ``__schema`` (the ``pg_dump --schema-only`` text of the
+  application's schemas, for restores after DDL).
+* **Change tracking**: a row trigger on every table (its function runs with its owner's
+  rights, ``SECURITY DEFINER``, so the application's own role needs no grant) logs the primary key of each inserted,
+  updated or deleted row in ``sitectl.changes``; a statement trigger logs TRUNCATE. DDL is
+  caught by comparing each table's definition (columns, types, indexes, constraints) and the
+  table list with ``sitectl.baseline``; sequences by comparing their values with the snapshot.
+* **Restore**: in one transaction with ``session_replication_role = replica`` (no triggers, no
+  foreign-key checks): delete the changed rows by primary key, insert them back from the
+  snapshot, ``setval`` each changed sequence. After DDL the application's schemas are
+  re-created from the saved schema text and refilled (the full path). The database and the
+  application keep running.
+"""
+from __future__ import annotations
+
+from sitectl.stores.base import Changes, Store, StoreError
+from sitectl.stores.mysql import q_value
+from sitectl.stores.transport import ExecTransport
+
+MAX_KEYS_PER_TABLE = 5000
+#: Folder inside the container for files a snapshot keeps outside the database.
+SNAP_DIR = "/var/lib/sitectl/snapshots"
+_APP_SCHEMAS = "n.nspname NOT IN ('pg_catalog','information_schema','sitectl') AND n.nspname NOT LIKE 'pg\\_%' AND n.nspname NOT LIKE 'sitectl\\_s\\_%'"
+
+TRACKING_SQL = r"""
+CREATE SCHEMA IF NOT EXISTS sitectl;
+CREATE TABLE IF NOT EXISTS sitectl.changes (tbl text NOT NULL, pk jsonb NOT NULL, PRIMARY KEY (tbl, pk));
+CREATE TABLE IF NOT EXISTS sitectl.baseline (tbl text PRIMARY KEY, defn text NOT NULL);
+CREATE TABLE IF NOT EXISTS sitectl.meta (snapshot text);
+CREATE OR REPLACE FUNCTION sitectl.log_row() RETURNS trigger LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE r jsonb;
+BEGIN
+  IF TG_OP <> 'INSERT' THEN
+    r := to_jsonb(OLD);
+    INSERT INTO sitectl.changes VALUES (quote_ident(TG_TABLE_SCHEMA) || '.' || quote_ident(TG_TABLE_NAME),
+      COALESCE((SELECT jsonb_agg(r -> k ORDER BY o) FROM unnest(TG_ARGV) WITH ORDINALITY AS a(k, o)), 'null'))
+      ON CONFLICT DO NOTHING;
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    r := to_jsonb(NEW);
+    INSERT INTO sitectl.changes VALUES (quote_ident(TG_TABLE_SCHEMA) || '.' || quote_ident(TG_TABLE_NAME),
+      COALESCE((SELECT jsonb_agg(r -> k ORDER BY o) FROM unnest(TG_ARGV) WITH ORDINALITY AS a(k, o)), 'null'))
+      ON CONFLICT DO NOTHING;
+  END IF;
+  RETURN NULL;
+END $f$;
+CREATE OR REPLACE FUNCTION sitectl.sequences() RETURNS TABLE (s text, l bigint, c boolean)
+LANGUAGE plpgsql AS $f$
+DECLARE q text;
+BEGIN
+  FOR q IN SELECT quote_ident(n.nspname) || '.' || quote_ident(c2.relname) FROM pg_class c2
+           JOIN pg_namespace n ON n.oid = c2.relnamespace
+           WHERE c2.relkind = 'S' AND n.nspname NOT IN ('pg_catalog','information_schema','sitectl')
+             AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'sitectl\_s\_%' LOOP
+    RETURN QUERY EXECUTE format('SELECT %L::text, last_value, is_called FROM %s', q, q);
+  END LOOP;
+END $f$;
+CREATE OR REPLACE FUNCTION sitectl.log_truncate() RETURNS trigger LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+  INSERT INTO sitectl.changes VALUES (quote_ident(TG_TABLE_SCHEMA) || '.' || quote_ident(TG_TABLE_NAME), 'null')
+    ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END $f$;
+"""
+
+# Per application table: qualified name, primary-key columns with types, definition digest.
+TABLES_SQL = f"""
+SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS tbl,
+  COALESCE((SELECT string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY k.o)
+            FROM pg_index i, unnest(i.indkey) WITH ORDINALITY k(attnum, o), pg_attribute a
+            WHERE i.indrelid = c.oid AND i.indisprimary AND a.attrelid = c.oid AND a.attnum = k.attnum), '') AS pk,
+  md5(COALESCE((SELECT string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod) || ':' || a.attnotnull
+                  || ':' || COALESCE(pg_get_expr(d.adbin, d.adrelid), ''), ',' ORDER BY a.attnum)
+                FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '')
+      || '|' || COALESCE((SELECT string_agg(pg_get_indexdef(i.indexrelid), ';' ORDER BY 1) FROM pg_index i WHERE i.indrelid = c.oid), '')
+      || '|' || COALESCE((SELECT string_agg(pg_get_constraintdef(x.oid), ';' ORDER BY 1) FROM pg_constraint x WHERE x.conrelid = c.oid), '')
+      || '|' || c.oid::text) AS defn
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p') AND {_APP_SCHEMAS}
+ORDER BY 1"""
+
+SEQUENCES_SQL = f"""
+SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'S' AND {_APP_SCHEMAS} ORDER BY 1"""
+
+
+def _qname(tbl: str) -> str:
+    """``schema.table`` (already quoted) → the snapshot table's name within the snapshot schema."""
+    return '"' + tbl.replace('"', "").replace(".", "__") + '"'
+
+
+class PostgresStore(Store):
+    """A PostgreSQL database reached with ``psql`` inside the container.
+
+    Args:
+        transport: where commands run.
+        database: the application's database (``postmill``, ``gitlabhq_production``).
+        client: argv prefix of a superuser client (default ``["psql", "-U", "postgres"]``;
+            GitLab's omnibus wrapper is ``["gitlab-psql"]``).
+    """
+
+    kind = "postgres"
+
+    def __init__(self, site: str, transport: ExecTransport, database: str, client: list[str] | None = None):
+        super().__init__(site, f"postgres:{database}")
+        self.t = transport
+        self.db = database
+        self.client = client or ["psql", "-U", "postgres"]
+
+    def sql(self, statements: str, what: str = "SQL") -> list[list[str]]:
+        """Run statements in one transaction; return the last statement's rows."""
+        out = self.t.run([*self.client, "-d", self.db, "-X", "-q", "-A", "-t", "-F", "\t",
+                          "-v", "ON_ERROR_STOP=1", "-c", statements], f"{self.label} {what}")
+        return [line.split("\t") for line in out.splitlines() if line != ""]
+
+    def snap_schema(self, name: str) -> str:
+        return f"sitectl_s_{name}"
+
+    # -- facts ----------------------------------------------------------------------------
+    def _tables(self) -> list[tuple[str, str, str]]:
+        return [tuple(r) for r in self.sql(TABLES_SQL, "list tables")]
+
+    def _sequence_values_sql(self, seqs: list[str]) -> str:
+        if not seqs:
+            return "SELECT NULL::text, NULL::bigint, NULL::boolean WHERE false"
+        return " UNION ALL ".join(f"SELECT {q_value(s)}, last_value, is_called FROM {s}" for s in seqs)
+
+    # -- tracking -------------------------------------------------------------------------
+    def _install_tracking(self, name: str) -> None:
+        tables = self._tables()
+        parts = [TRACKING_SQL]
+        for tbl, pk, _ in tables:
+            cols = ", ".join(q_value(c.split(" ")[0].strip('"')) for c in pk.split(",")) if pk else ""
+            parts.append(f"DROP TRIGGER IF EXISTS sitectl_row ON {tbl}; DROP TRIGGER IF EXISTS sitectl_trunc ON {tbl};")
+            parts.append(f"CREATE TRIGGER sitectl_row AFTER INSERT OR UPDATE OR DELETE ON {tbl} FOR EACH ROW "
+                         f"EXECUTE FUNCTION sitectl.log_row({cols});")
+            parts.append(f"CREATE TRIGGER sitectl_trunc AFTER TRUNCATE ON {tbl} FOR EACH STATEMENT "
+                         "EXECUTE FUNCTION sitectl.log_truncate();")
+        self.sql("\n".join(parts), "install change tracking")
+        self._reset_baseline(name)
+
+    def _reset_baseline(self, name: str) -> None:
+        self.sql(
+            "DELETE FROM sitectl.baseline; DELETE FROM sitectl.changes; DELETE FROM sitectl.meta; "
+            f"INSERT INTO sitectl.meta VALUES ({q_value(name)}); "
+            f"INSERT INTO sitectl.baseline SELECT tbl, defn FROM ({TABLES_SQL}) t;", "record baseline")
+
+    # -- Store API ------------------------------------------------------------------------
+    def exists(self, name: str) -> bool:
+        rows = self.sql(f"SELECT count(*) FROM pg_namespace WHERE nspname = {q_value(self.snap_schema(name))}")
+        return rows[0][0] == "1"
+
+    def snapshot(self, name: str) -> dict:
+        s = self.snap_schema(name)
+        tables = self._tables()
+        seqs = [r[0] for r in self.sql(SEQUENCES_SQL, "list sequences")]
+        self.t.run(["mkdir", "-p", SNAP_DIR], f"{self.label} make {SNAP_DIR}")
+        self.t.run([*self._dump_argv(), "-f", self._schema_file(name)], f"{self.label} schema dump")
+        parts = [f"DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};"]
+        parts += [f"CREATE TABLE {s}.{_qname(t)} AS TABLE {t};" for t, _, _ in tables]
+        parts.append(f"CREATE TABLE {s}.__sequences AS {self._sequence_values_sql(seqs)};")
+        parts.append(f"CREATE TABLE {s}.__tables AS SELECT * FROM ({TABLES_SQL}) t;")
+        self.sql("\n".join(parts), f"snapshot {name}")
+        self._install_tracking(name)
+        size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
+                        f"ON n.oid = c.relnamespace WHERE n.nspname = {q_value(s)}")
+        return {"fingerprint": self.fingerprint(name), "size": int(size[0][0]), "tables": len(tables)}
+
+    def _schema_file(self, name: str) -> str:
+        return f"{SNAP_DIR}/{self.db}.{name}.schema.sql"
+
+    def _dump_argv(self) -> list[str]:
+        """``pg_dump --schema-only`` of the application's schemas, with the client's connection.
+
+        The client prefix (``psql -U postgres`` or ``gitlab-psql``) is turned into pg_dump's:
+        the same flags, with ``psql`` replaced by ``pg_dump``; GitLab's wrapper maps to its
+        embedded ``pg_dump`` over the omnibus socket.
+        """
+        if self.client[0] == "gitlab-psql":
+            base = ["/opt/gitlab/embedded/bin/pg_dump", "-h", "/var/opt/gitlab/postgresql", "-U", "gitlab-psql"]
+        else:
+            base = ["pg_dump", *self.client[1:]]
+        # --clean --if-exists: the file drops each object before re-creating it, so schemas
+        # themselves (with their owners and grants) are kept.
+        return [*base, "--schema-only", "--clean", "--if-exists", "-N", "sitectl", "-N", "sitectl_s_*", self.db]
+
+    def changes(self, name: str) -> Changes:
+        s = self.snap_schema(name)
+        try:
+            rows = self.sql(
+                "SELECT 'M', snapshot, '' FROM sitectl.meta UNION ALL "
+                "SELECT 'K', tbl, count(*)::text FROM sitectl.changes GROUP BY tbl UNION ALL "
+                "SELECT 'B', tbl, defn FROM sitectl.baseline UNION ALL "
+                f"SELECT 'S', tbl, defn FROM ({TABLES_SQL}) t UNION ALL "
+                f"SELECT 'Q', COALESCE(v.s, g.{self._seqcol(0)}), 'x' FROM sitectl.sequences() v "
+                f"FULL JOIN {s}.__sequences g ON g.{self._seqcol(0)} = v.s "
+                f"WHERE g.{self._seqcol(1)} IS DISTINCT FROM v.l OR g.{self._seqcol(2)} IS DISTINCT FROM v.c",
+                "read changes")
+        except StoreError:
+            return Changes([f"{self.label}: baseline is not snapshot {name!r}"], {"full": True})
+        meta = [r[1] for r in rows if r[0] == "M"]
+        if meta != [name]:
+            return Changes([f"{self.label}: baseline is not snapshot {name!r}"], {"full": True})
+        keys = {r[1]: int(r[2]) for r in rows if r[0] == "K"}
+        base = {r[1]: r[2] for r in rows if r[0] == "B"}
+        now = {r[1]: r[2] for r in rows if r[0] == "S"}
+        seq_changed = sorted(r[1] for r in rows if r[0] == "Q")
+        ddl = sorted(t for t in set(base) | set(now) if base.get(t) != now.get(t))
+        items = sorted({*(f"table {t} (structure, created or dropped)" for t in ddl),
+                        *(f"table {t} ({n} rows)" for t, n in keys.items() if t not in ddl),
+                        *(f"sequence {q}" for q in seq_changed)})
+        return Changes(items, {"keys": {t: n for t, n in keys.items() if t not in ddl}, "ddl": ddl,
+                               "sequences": seq_changed, "full": bool(ddl)})
+
+    @staticmethod
+    def _seqcol(i: int) -> str:
+        # Columns of the __sequences table made by CREATE TABLE AS over the UNION query.
+        return ["\"?column?\"", "last_value", "is_called"][i]
+
+    def restore(self, name: str, changes: Changes | None = None) -> list[str]:
+        if not self.exists(name):
+            raise StoreError(f"{self.site}: {self.label} has no snapshot {name!r}")
+        if changes is None:
+            changes = self.changes(name)
+            if not changes.detail.get("full"):
+                return self._restore_all_rows(name)
+        if changes.detail.get("full"):
+            return self._restore_full(name)
+        if not changes:
+            return []
+        s = self.snap_schema(name)
+        pks = {r[0]: r[1] for r in self.sql(f"SELECT tbl, pk FROM {s}.__tables", "read primary keys")}
+        stmts = ["SET LOCAL session_replication_role = replica;"]
+        for tbl, n in changes.detail["keys"].items():
+            snap = f"{s}.{_qname(tbl)}"
+            pk = pks.get(tbl, "")
+            if not pk or n > MAX_KEYS_PER_TABLE:
+                stmts.append(f"DELETE FROM {tbl}; INSERT INTO {tbl} SELECT * FROM {snap};")
+                continue
+            cols = [c.split(" ", 1) for c in pk.split(",")]
+            keyset = f"(SELECT pk FROM sitectl.changes WHERE tbl = {q_value(tbl)} AND pk <> 'null')"
+            whole = f"EXISTS (SELECT 1 FROM sitectl.changes WHERE tbl = {q_value(tbl)} AND pk = 'null')"
+            match = " AND ".join(f"x.{c} = (k.pk ->> {i})::{typ}" for i, (c, typ) in enumerate(cols))
+            # A logged TRUNCATE ('null' key) means the whole table.
+            stmts.append(
+                f"DO $r$ BEGIN IF {whole} THEN DELETE FROM {tbl}; INSERT INTO {tbl} SELECT * FROM {snap}; ELSE "
+                f"DELETE FROM {tbl} x USING {keyset} k WHERE {match}; "
+                f"INSERT INTO {tbl} SELECT x.* FROM {snap} x JOIN {keyset} k ON {match}; END IF; END $r$;")
+        for q in changes.detail["sequences"]:
+            stmts.append(f"SELECT setval({q_value(q)}, g.last_value, g.is_called) FROM {s}.__sequences g "
+                         f"WHERE g.{self._seqcol(0)} = {q_value(q)};")
+        stmts.append(f"DELETE FROM sitectl.changes WHERE tbl IN ({','.join(map(q_value, changes.detail['keys'])) or 'NULL'});")
+        self.sql("BEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;", f"restore rows from {name}")
+        return changes.items
+
+    def _fill_sql(self, name: str, tables: list[str]) -> str:
+        s = self.snap_schema(name)
+        fill = ["SET session_replication_role = replica;"]
+        fill += [f"DELETE FROM {t}; INSERT INTO {t} SELECT * FROM {s}.{_qname(t)};" for t in tables]
+        fill.append(f"SELECT setval(g.\"?column?\", g.last_value, g.is_called) FROM {s}.__sequences g;")
+        fill.append("DELETE FROM sitectl.changes;")
+        return "\n".join(fill)
+
+    def _restore_all_rows(self, name: str) -> list[str]:
+        """Every table's rows and every sequence back from the snapshot (structure unchanged)."""
+        s = self.snap_schema(name)
+        tables = [r[0] for r in self.sql(f"SELECT tbl FROM {s}.__tables", "read tables")]
+        self.sql("BEGIN;\n" + self._fill_sql(name, tables) + "\nCOMMIT;", f"restore all rows from {name}")
+        return [f"{self.label}: all {len(tables)} tables (rows)"]
+
+    def _restore_full(self, name: str) -> list[str]:
+        """After DDL: drop tables the snapshot lacks, replay the saved schema dump (which drops
+        and re-creates each object, owners and grants included), refill every table, set
+        every sequence; one transaction."""
+        s = self.snap_schema(name)
+        tables = [r[0] for r in self.sql(f"SELECT tbl FROM {s}.__tables", "read tables")]
+        extra = [t for t, _, _ in self._tables() if t not in tables]
+        drop = "".join(f"DROP TABLE IF EXISTS {t} CASCADE;" for t in extra) or "SELECT 1;"
+        self.t.run([*self.client, "-d", self.db, "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1",
+                    "-c", drop, "-f", self._schema_file(name), "-c", self._fill_sql(name, tables)],
+                   f"{self.label} full restore from {name}")
+        self._install_tracking(name)
+        return [f"{self.label}: all {len(tables)} tables (schema and rows)"]
+
+    def fingerprint(self, name: str | None = None) -> dict[str, str]:
+        if name:
+            s = self.snap_schema(name)
+            tables = [r[0] for r in self.sql(f"SELECT tbl FROM {s}.__tables")]
+            src = {t: f"{s}.{_qname(t)}" for t in tables}
+            seq = f"SELECT g.\"?column?\", g.last_value || ':' || g.is_called FROM {s}.__sequences g"
+        else:
+            tables = [r[0] for r in self._tables()]
+            src = {t: t for t in tables}
+            seqs = [r[0] for r in self.sql(SEQUENCES_SQL, "list sequences")]
+            seq = f"SELECT v.s, v.l || ':' || v.c FROM ({self._sequence_values_sql(seqs)}) v(s, l, c)"
+        out: dict[str, str] = {}
+        sel = [f"SELECT {q_value(t)}, count(*) || ':' || COALESCE(md5(string_agg(h, '' ORDER BY h)), '') "
+               f"FROM (SELECT md5(x::text) h FROM {src[t]} x) y" for t in tables]
+        for i in range(0, len(sel), 50):
+            for t, d in self.sql(" UNION ALL ".join(sel[i:i + 50]), "fingerprint tables"):
+                out[f"table {t}"] = d
+        for q, v in self.sql(seq, "fingerprint sequences"):
+            out[f"sequence {q}"] = v
+        return out
+
+    def drop(self, name: str) -> None:
+        self.sql(f"DROP SCHEMA IF EXISTS {self.snap_schema(name)} CASCADE", f"drop snapshot {name}")
+        self.t.run(["rm", "-f", self._schema_file(name)], f"{self.label} drop schema file")

@@ -1,0 +1,202 @@
+"""Delta reset: for every realistic task mutation (made through the replicas' own HTTP
+endpoints) and adversarial ones (made with the site's own database and shell), mutate, reset,
+then `verify --deep` finds every store equal to the golden snapshot.
+
+Real Docker, real MariaDB/PostgreSQL/Redis, real files and git, real HTTP. Uses the session's
+mini stack (tests/conftest.py), which `up` snapshotted as golden.
+"""
+import random
+import uuid
+
+import pytest
+
+from sitectl.ops import snapshots
+from tests.actions import gitlab as gl
+from tests.actions import magento, postmill
+
+pytestmark = pytest.mark.docker
+
+SHOP, ADMIN, FORUM, GITLAB = ("http://127.0.0.1:7770", "http://127.0.0.1:7780/admin",
+                              "http://127.0.0.1:9999", "http://127.0.0.1:8023")
+PAT = "glpat-byteblaze-replica-01"
+USER, PW = "MarvelsGrantMan136", "test1234"
+
+
+def reset_and_check(mini, engine, site: str, expect_change: bool = True, full: bool = False):
+    """Reset ``site`` (delta unless ``full``), then compare every store with golden."""
+    s = mini.stack.sites[site]
+    (res,) = snapshots.reset(mini, [s], engine, full=full)
+    assert res.method != "recreate", res.escalations
+    if expect_change:
+        assert res.method in ("delta", "full") and (res.changed or full), res
+    else:
+        assert res.method == "none", res
+    deep = snapshots.verify_deep(mini, [s], engine)
+    bad = [d for d in deep if not d["ok"]]
+    assert not bad, bad
+    return res
+
+
+def sh(engine, container, *argv):
+    rc, out = engine.exec(container, list(argv))
+    assert rc == 0, out
+    return out
+
+
+@pytest.fixture(autouse=True)
+def golden_before(mini, engine):
+    """Each test starts golden (a failed test must not leak state into the next one)."""
+    snapshots.reset(mini, [mini.stack.sites[n] for n in ("shopping", "shopping_admin", "reddit", "gitlab")], engine)
+
+
+def test_nothing_changed_is_a_no_op(mini, engine):
+    for site in ("shopping", "shopping_admin", "reddit", "gitlab"):
+        reset_and_check(mini, engine, site, expect_change=False)
+
+
+# -- realistic task mutations ------------------------------------------------------------
+def test_place_order(mini, engine):
+    golden = magento.latest_order(SHOP)["increment_id"]
+    assert magento.place_order(SHOP) != golden
+    res = reset_and_check(mini, engine, "shopping")
+    assert any("sales_order" in c for c in res.changed)
+    assert magento.latest_order(SHOP)["increment_id"] == golden
+    # The next order gets the same number as it would have on the golden state.
+    again = magento.place_order(SHOP)
+    reset_and_check(mini, engine, "shopping")
+    assert magento.place_order(SHOP) == again
+    reset_and_check(mini, engine, "shopping")
+
+
+def test_add_to_cart_and_review(mini, engine):
+    s = magento.storefront_session(SHOP)
+    key = "sandgrens-swedish-handmade-wooden-clog-sandal-copenhagen"
+    magento.add_to_cart(SHOP, s, key)
+    magento.write_review(SHOP, s, key, "sitectl", 4, "Fine clogs")
+    reset_and_check(mini, engine, "shopping")
+    assert key not in " ".join(magento.cart_product_names(SHOP, magento.storefront_session(SHOP))).lower()
+    reset_and_check(mini, engine, "shopping")
+
+
+def test_admin_price_and_stock(mini, engine):
+    s = magento.admin_session(ADMIN)
+    before = magento.product_edit_values(ADMIN, s, 1481)
+    magento.admin_set_price_and_stock(ADMIN, s, 1481, 1.23, qty=7, in_stock=True)
+    assert magento.product_edit_values(ADMIN, s, 1481) != before
+    reset_and_check(mini, engine, "shopping_admin")
+    assert magento.product_edit_values(ADMIN, magento.admin_session(ADMIN), 1481) == before
+    reset_and_check(mini, engine, "shopping_admin")
+
+
+def test_forum_post_comment_vote_and_new_forum(mini, engine):
+    s = postmill.login(FORUM, "sitectl_trusted", "sitectl1234")
+    url = postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", "delta reset post", "body", session=s)
+    postmill.comment(FORUM, "sitectl_trusted", "sitectl1234", url, "a comment", session=s)
+    postmill.vote(FORUM, "sitectl_trusted", "sitectl1234", url, -1, session=s)
+    postmill.create_forum(FORUM, "sitectl_trusted", "sitectl1234", "sitectltest", "Test forum", "made by a test", session=s)
+    res = reset_and_check(mini, engine, "reddit")
+    assert any("submissions" in c for c in res.changed)
+    assert not postmill.post_exists(FORUM, url)
+
+
+def test_gitlab_issue_mr_member_push(mini, engine):
+    iid = gl.create_issue_api(GITLAB, PAT, "byteblaze/dotfiles", "delta reset issue")
+    mr = gl.open_merge_request(GITLAB, "byteblaze", "hello1234", "byteblaze/dotfiles", "sitectl-mr")
+    gl.add_project_member(GITLAB, "byteblaze", "hello1234", "byteblaze/dotfiles", "yjlou", "developer")
+    gl.push_commit(GITLAB, "byteblaze", "hello1234", "byteblaze/dotfiles", "main", "SITECTL.md", "pushed\n")
+    res = reset_and_check(mini, engine, "gitlab")
+    assert any("issues" in c for c in res.changed) and any("repositories" in c for c in res.changed)
+    with pytest.raises(gl.ActionError, match="404"):
+        gl.get_issue(GITLAB, PAT, "byteblaze/dotfiles", iid)
+    with pytest.raises(gl.ActionError, match="404"):
+        gl.get_merge_request(GITLAB, PAT, "byteblaze/dotfiles", mr)
+
+
+# -- adversarial mutations -------------------------------------------------------------------
+MYSQL = ["mysql", "-u", "root", "magentodb", "-e"]
+PSQL_FORUM = ["psql", "-U", "postgres", "-d", "postmill", "-c"]
+PSQL_GITLAB = ["gitlab-psql", "-d", "gitlabhq_production", "-c"]
+
+
+@pytest.mark.parametrize("sql", [
+    "TRUNCATE TABLE review",
+    "DROP TABLE url_rewrite",
+    "CREATE TABLE sitectl_extra (a INT)",
+    "ALTER TABLE store ADD COLUMN extra INT",
+    "ALTER TABLE catalog_product_entity DROP COLUMN updated_at",
+    "DELETE FROM customer_entity WHERE entity_id = 1",
+    "UPDATE core_config_data SET value = 'http://elsewhere:1/' WHERE path = 'web/unsecure/base_url'",
+    "INSERT INTO sales_sequence_meta (entity_type, store_id, sequence_table) VALUES ('x', 9, 'y')",
+])
+def test_mysql_adversarial(mini, engine, sql):
+    sh(engine, "shopping", *MYSQL, sql)
+    reset_and_check(mini, engine, "shopping")
+
+
+@pytest.mark.parametrize("sql", [
+    "TRUNCATE submission_votes",
+    "DROP TABLE forum_subscriptions CASCADE",
+    "CREATE TABLE sitectl_extra (a int)",
+    "ALTER TABLE forums ADD COLUMN extra int",
+    "SELECT setval('submissions_id_seq', 999999)",
+    "DELETE FROM comments WHERE id IN (SELECT id FROM comments ORDER BY id DESC LIMIT 3)",
+    "UPDATE users SET biography = 'changed' WHERE username = 'MarvelsGrantMan136'",
+])
+def test_postgres_adversarial(mini, engine, sql):
+    sh(engine, "forum", *PSQL_FORUM, sql)
+    reset_and_check(mini, engine, "reddit")
+
+
+def test_gitlab_sequence_and_redis(mini, engine):
+    sh(engine, "gitlab", *PSQL_GITLAB, "SELECT nextval('issues_id_seq')")
+    sh(engine, "gitlab", "gitlab-redis-cli", "SET", "sitectl:stray", "1")
+    sh(engine, "gitlab", "gitlab-redis-cli", "DEL", sh(engine, "gitlab", "gitlab-redis-cli", "RANDOMKEY").strip() or "none")
+    reset_and_check(mini, engine, "gitlab")
+
+
+def test_new_and_deleted_files(mini, engine):
+    sh(engine, "forum", "sh", "-c", "echo x > /var/www/html/public/submission_images/new.png")
+    sh(engine, "forum", "sh", "-c", "rm -f /var/www/html/public/submission_images/$(ls /var/www/html/public/submission_images | head -1)")
+    sh(engine, "shopping", "sh", "-c", "mkdir -p /var/www/magento2/pub/media/extra/deep && echo y > /var/www/magento2/pub/media/extra/deep/f")
+    sh(engine, "shopping", "sh", "-c", "rm -rf /var/www/magento2/pub/media/catalog")
+    reset_and_check(mini, engine, "reddit")
+    reset_and_check(mini, engine, "shopping")
+
+
+def test_force_pushed_branch_and_deleted_repository(mini, engine):
+    repos = "/var/opt/gitlab/git-data/repositories/@hashed"
+    repo = sh(engine, "gitlab", "sh", "-c", f"ls -d {repos}/*/*/*.git | head -1").strip()
+    # A force-push: the default branch moved to a new root commit.
+    sh(engine, "gitlab", "sh", "-c",
+       f"cd {repo} && export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*' && t=$(git mktree </dev/null) && c=$(echo forced | git -c user.name=x -c user.email=x@x commit-tree $t) && "
+       "git update-ref $(git symbolic-ref HEAD) $c")
+    other = sh(engine, "gitlab", "sh", "-c", f"ls -d {repos}/*/*/*.git | sed -n 2p").strip()
+    sh(engine, "gitlab", "rm", "-rf", other)
+    res = reset_and_check(mini, engine, "gitlab")
+    assert any(other.rsplit("/", 1)[1] in c for c in res.changed)
+
+
+def test_full_reset_restores_everything(mini, engine):
+    reset_and_check(mini, engine, "shopping", full=True)
+    reset_and_check(mini, engine, "gitlab", full=True)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_mutation_sequences_end_golden(mini, engine, seed):
+    """Property: any sequence of mutations across the sites, then one reset, is golden."""
+    rng = random.Random(seed)
+    moves = [
+        ("shopping", lambda: magento.place_order(SHOP)),
+        ("shopping", lambda: sh(engine, "shopping", *MYSQL, "DELETE FROM review ORDER BY review_id DESC LIMIT 1")),
+        ("shopping_admin", lambda: magento.set_price_rest("http://127.0.0.1:7780", "MB29", rng.randint(1, 99))),
+        ("reddit", lambda: postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", uuid.uuid4().hex[:12])),
+        ("reddit", lambda: sh(engine, "forum", *PSQL_FORUM, "UPDATE submissions SET net_score = net_score + 1")),
+        ("gitlab", lambda: gl.create_issue_api(GITLAB, PAT, "byteblaze/dotfiles", uuid.uuid4().hex[:12])),
+        ("gitlab", lambda: sh(engine, "gitlab", "gitlab-redis-cli", "SET", uuid.uuid4().hex, "1")),
+    ]
+    touched = set()
+    for site, move in rng.sample(moves, 4):
+        move()
+        touched.add(site)
+    for site in sorted(touched):
+        reset_and_check(mini, engine, site)
