@@ -13,7 +13,7 @@ from rich.table import Table
 
 from sitectl import __version__
 from sitectl.engine import Engine
-from sitectl.errors import SitectlError, VerifyFailed
+from sitectl.errors import SitectlError, UsageError, VerifyFailed
 from sitectl.ops import checks, envvars, lifecycle
 from sitectl.ops import plan as planmod
 from sitectl.ops import snapshots

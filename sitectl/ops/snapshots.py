@@ -23,7 +23,7 @@ from sitectl.engine import Engine
 from sitectl.errors import SitectlError, UsageError
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
-from sitectl.stores import Changes, StoreError, check_snapshot_name, stores_for
+from sitectl.stores import StoreError, check_snapshot_name, stores_for
 from sitectl.target import Target
 
 GOLDEN = "golden"
