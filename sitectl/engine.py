@@ -93,6 +93,7 @@ class Engine:
 
     def __init__(self, client: DockerClient | None = None):
         self.docker = client or DockerClient()
+        self._version: str | None = None
 
     # -- engine -------------------------------------------------------------------------
     def ping(self) -> str:
@@ -101,6 +102,8 @@ class Engine:
         Raises:
             EngineError: no engine answers (the message says how to start one).
         """
+        if self._version:
+            return self._version  # asked once per Engine: later failures surface as they happen
         try:
             v = self.docker.version()
         except DockerException as e:
@@ -113,7 +116,8 @@ class Engine:
             raise EngineError(
                 "the Docker engine is not running; start it with `sudo scripts/bootstrap-engine.sh`"
             )
-        return server.version
+        self._version = server.version
+        return self._version
 
     # -- images -------------------------------------------------------------------------
     def image_exists(self, tag: str) -> bool:

@@ -156,10 +156,25 @@ class SiteReset:
         return self.__dict__.copy()
 
 
-def _changes(stores, name) -> list[tuple]:
-    """Each store's changes, asked concurrently (each is one or two round trips)."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(stores))) as pool:
-        return list(zip(stores, pool.map(lambda st: st.changes(name), stores)))
+def _changes(stores, name, after_restore: bool = False) -> list[tuple]:
+    """Each store's changes, all asked in one round trip into the site's container; with
+    ``after_restore``, the stores' after-restore commands (cache flushes) run first in the
+    same round trip."""
+    if not stores:
+        return []
+    pre = [a for st in stores for a in st.after_restore_argvs()] if after_restore else []
+    argvs = [st.changes_argvs(name) for st in stores]
+    flat = [a for group in argvs for a in group]
+    results = stores[0].t.run_many(pre + flat, f"{stores[0].site} changes") if pre + flat else []
+    for a, (rc, o) in zip(pre, results[:len(pre)]):
+        if rc != 0:
+            raise StoreError(f"{stores[0].site}: {a[0]} failed after the restore (exit code {rc}): {o.strip()[-500:]}")
+    results = results[len(pre):]
+    out, i = [], 0
+    for st, group in zip(stores, argvs):
+        out.append((st, st.parse_changes(name, results[i:i + len(group)])))
+        i += len(group)
+    return out
 
 
 def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, full: bool = False,
@@ -183,21 +198,18 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
         if full or any(c for _, c in found):
             res.method = "full" if full else "delta"
             reporter.step(site.name, f"{res.method} restore from {name}" + (f": {len(res.changed)} item(s)" if res.changed else ""))
-            for st, c in (found if not full else [(st, None) for st in stores]):
-                if c is None or c:
-                    st.restore(name, c)
-            for st in stores:
-                st.after_restore()
-            left = [i for _, c in _changes(stores, name) for i in c.items]
+            todo = [(st, c) for st, c in (found if not full else [(st, None) for st in stores]) if c is None or c]
+            with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+                list(pool.map(lambda sc: sc[0].restore(name, sc[1]), todo))
+            # Cache flushes and the closing check share one round trip.
+            left = [i for _, c in _changes(stores, name, after_restore=True) for i in c.items]
             if left:
                 res.escalations.append(f"after {res.method}: still changed: {', '.join(left[:5])}")
                 reporter.step(site.name, f"check failed after {res.method}; escalating to full")
                 res.method = "full"
                 for st in stores:
                     st.restore(name, None)
-                for st in stores:
-                    st.after_restore()
-                left = [i for _, c in _changes(stores, name) for i in c.items]
+                left = [i for _, c in _changes(stores, name, after_restore=True) for i in c.items]
                 if left:
                     raise StoreError(f"{site.name}: still changed after a full restore: {', '.join(left[:5])}")
     except SitectlError as e:

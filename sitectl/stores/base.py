@@ -81,9 +81,26 @@ class Store(ABC):
             The store's manifest entry: ``{"fingerprint": {...}, "size": bytes, ...}``.
         """
 
-    @abstractmethod
     def changes(self, name: str) -> Changes:
-        """What differs from snapshot ``name`` now (exact: nothing changed is reported empty)."""
+        """What differs from snapshot ``name`` now (exact: nothing changed is reported empty).
+
+        Runs :meth:`changes_argvs` in one round trip and hands the results to
+        :meth:`parse_changes`; a site batches all its stores' argvs the same way.
+        """
+        argvs = self.changes_argvs(name)
+        return self.parse_changes(name, self.t.run_many(argvs, f"{self.label} changes") if argvs else [])
+
+    def changes_argvs(self, name: str) -> list[list[str]]:
+        """The commands whose outputs tell what changed (run inside the container)."""
+        return []
+
+    def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
+        """Turn the ``(exit code, output)`` of :meth:`changes_argvs` into :class:`Changes`.
+
+        Raises:
+            StoreError: a command failed in a way that says nothing about changes.
+        """
+        return Changes()
 
     @abstractmethod
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
@@ -103,8 +120,15 @@ class Store(ABC):
         """True when snapshot ``name`` exists in this store."""
         return True
 
+    def after_restore_argvs(self) -> list[list[str]]:
+        """Commands run after every store of the site restored (caches flush here)."""
+        return []
+
     def after_restore(self) -> None:
-        """Hook run after every store of the site restored (caches flush here)."""
+        """Run :meth:`after_restore_argvs` (one round trip)."""
+        for rc, out in self.t.run_many(self.after_restore_argvs(), f"{self.label} after restore"):
+            if rc != 0:
+                raise StoreError(f"{self.site}: {self.label} after restore failed (exit code {rc}): {out.strip()[-500:]}")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.site}/{self.label}>"

@@ -22,14 +22,11 @@ class CacheStore(Store):
     def snapshot(self, name: str) -> dict:
         return {"fingerprint": {}, "size": 0}
 
-    def changes(self, name: str) -> Changes:
-        return Changes()
-
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         return []
 
-    def after_restore(self) -> None:
-        self.t.run(self.flush, "cache flush")
+    def after_restore_argvs(self) -> list[list[str]]:
+        return [self.flush]
 
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
         return {}

@@ -15,7 +15,7 @@ No shell command is ever built from input: fixed scripts take paths as arguments
 """
 from __future__ import annotations
 
-from sitectl.stores.base import Changes, Store
+from sitectl.stores.base import Changes, Store, StoreError
 from sitectl.stores.transport import ExecTransport
 
 ROOT = "/var/lib/sitectl/snapshots/files"
@@ -110,22 +110,36 @@ class FilesStore(Store):
             size += int((out.strip().splitlines() or ["0"])[-1] or 0)
         return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths}
 
-    def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str]]:
-        """(changed or deleted, added, folders whose own metadata changed) of path ``i``."""
-        out = self.t.run(["sh", "-c", LIST_SH, "sh", self.paths[i], self._list_file(name, i)], f"list {self.paths[i]}")
+    def changes_argvs(self, name: str) -> list[list[str]]:
+        return [["sh", "-c", LIST_SH, "sh", p, self._list_file(name, i)] for i, p in enumerate(self.paths)]
+
+    @staticmethod
+    def _diff_text(out: str) -> tuple[list[str], list[str], list[str]]:
+        """(changed or deleted, top-most added, folders whose own metadata changed)."""
         live_txt, _, base_txt = out.partition("@@sitectl-baseline@@\n")
         live, base = _parse_listing(live_txt), _parse_listing(base_txt)
         changed = sorted(r for r, v in base.items() if live.get(r) != v and not (v[0] == "d" and r in live and live[r][0] == "d"))
         dirs = sorted(r for r, v in base.items() if v[0] == "d" and r in live and live[r][0] == "d" and live[r] != v)
         added = sorted(r for r in live if r not in base)
         # Keep only the top-most added entries (removing a folder removes its content).
-        top_added = [r for r in added if not any(r.startswith(a + "/") for a in added if a != r)]
-        return changed, top_added, dirs
+        added_set = set(added)
+        top = [r for r in added if not any(r[:i] in added_set for i in range(len(r)) if r[i] == "/")]
+        return changed, top, dirs
 
-    def changes(self, name: str) -> Changes:
+    def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str]]:
+        (res,) = self.t.run_many([self.changes_argvs(name)[i]], f"list {self.paths[i]}")
+        return self._diff_text(self._checked(res, i))
+
+    def _checked(self, res: tuple[int, str], i: int) -> str:
+        rc, out = res
+        if rc != 0:
+            raise StoreError(f"{self.site}: listing {self.paths[i]} failed (exit code {rc}): {out.strip()[-300:]}")
+        return out
+
+    def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
         items, detail = [], {}
-        for i, p in enumerate(self.paths):
-            changed, added, dirs = self._diff(name, i)
+        for i, (p, res) in enumerate(zip(self.paths, results)):
+            changed, added, dirs = self._diff_text(self._checked(res, i))
             if changed or added or dirs:
                 detail[i] = {"changed": changed, "added": added, "dirs": dirs}
                 items += [f"file {p}/{r} (changed or deleted)" for r in changed]

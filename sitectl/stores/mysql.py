@@ -234,18 +234,28 @@ class MysqlStore(Store):
         size = self.sql(f"SELECT IFNULL(SUM(data_length+index_length),0) FROM information_schema.tables WHERE table_schema={q_value(self.snap_db(name))}")
         return {"fingerprint": fp, "size": int(size[0][0]), "tables": len(tables)}
 
-    def changes(self, name: str) -> Changes:
+    def _changes_sql(self) -> str:
         # One round trip: the baseline's name, the change log, the baseline and the live state.
-        try:
-            rows = self.sql(
-                f"SELECT 'M', snapshot, '' FROM {TRACK_DB}.meta WHERE db={q_value(self.db)} UNION ALL "
+        return (f"SELECT 'M', snapshot, '' FROM {TRACK_DB}.meta WHERE db={q_value(self.db)} UNION ALL "
                 f"SELECT 'K', tbl, pk FROM {TRACK_DB}.changes UNION ALL "
                 f"SELECT 'B', tbl, CONCAT_WS(' ', table_id, defn, auto_inc) FROM {TRACK_DB}.baseline "
-                f"WHERE db={q_value(self.db)} UNION ALL "
-                + self._state_sql("S"),
-                "read changes")
-        except StoreError:
-            rows = []
+                f"WHERE db={q_value(self.db)} UNION ALL " + self._state_sql("S"))
+
+    def changes_argvs(self, name: str) -> list[list[str]]:
+        sdb = self.snap_db(name)
+        # Also the snapshot's primary keys and AUTO_INCREMENT values, so that a restore
+        # needs no further round trip.
+        extra = (f" UNION ALL SELECT 'P', table_name, GROUP_CONCAT(column_name ORDER BY seq_in_index SEPARATOR ',')"
+                 f" FROM information_schema.statistics WHERE table_schema={q_value(sdb)} AND index_name='PRIMARY'"
+                 f" AND table_name IN (SELECT tbl FROM {TRACK_DB}.changes) GROUP BY table_name"
+                 f" UNION ALL SELECT 'A', tbl, auto_inc FROM {q_ident(sdb)}.__tables WHERE auto_inc > 0")
+        return [[*self.client, "-N", "-B", "-e", self._changes_sql().rstrip().rstrip(";") + extra]]
+
+    def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
+        ((rc, out),) = results
+        if rc != 0:  # no tracking yet (or the server refused): only a full restore is safe
+            return Changes([f"{self.label}: no change tracking ({out.strip()[-200:]})"], {"full": True})
+        rows = [[_unescape(c) for c in line.split("\t")] for line in out.splitlines() if line != ""]
         meta = [r[1] for r in rows if r[0] == "M"]
         if meta != [name]:
             return Changes([f"{self.label}: baseline is not snapshot {name!r}"], {"full": True})
@@ -262,8 +272,10 @@ class MysqlStore(Store):
                         *(f"table {t} (created)" for t in extra),
                         *(f"table {t} ({len(keys[t])} rows)" for t in rows_changed),
                         *(f"table {t} (auto_increment)" for t in autoinc if t not in rows_changed)})
+        pks = {r[1]: r[2].split(",") for r in rows if r[0] == "P"}
+        golden_ai = {r[1]: r[2] for r in rows if r[0] == "A"}
         return Changes(items, {"keys": {t: keys[t] for t in rows_changed}, "rebuild": rebuild, "extra": extra,
-                               "autoinc": autoinc})
+                               "autoinc": autoinc, "pk": pks, "golden_ai": golden_ai})
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         if not self.exists(name):
@@ -274,7 +286,7 @@ class MysqlStore(Store):
         if not changes:
             return []
         sdb = q_ident(self.snap_db(name))
-        pk = self._pk(self.snap_db(name))
+        pk = d.get("pk") or self._pk(self.snap_db(name))
         stmts = ["SET @sitectl_off=1;", "SET FOREIGN_KEY_CHECKS=0;", "START TRANSACTION;"]
         whole = []
         for t, keys in d["keys"].items():
@@ -301,10 +313,16 @@ class MysqlStore(Store):
         touched = list(d["keys"])
         stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl IN ({','.join(map(q_value, touched)) or 'NULL'});")
         stmts.append("COMMIT;")
+        # AUTO_INCREMENT counters of every touched table (an ALTER commits, so after the rows).
+        gai = d.get("golden_ai")
+        if gai is not None:
+            stmts += [f"ALTER TABLE {q_ident(self.db)}.{q_ident(t)} AUTO_INCREMENT={int(gai[t])};"
+                      for t in sorted(set(d["autoinc"] + touched)) if t in gai and t not in d["rebuild"]]
         self.sql("\n".join(stmts), f"restore rows from {name}")
         if d["rebuild"] or d["extra"]:
             self._rebuild_tables(name, d["rebuild"], d["extra"])
-        self._restore_autoinc(name, d["autoinc"] + touched)
+        if gai is None:
+            self._restore_autoinc(name, d["autoinc"] + touched)
         self._refresh_baseline(d["rebuild"] + d["extra"])
         return changes.items
 

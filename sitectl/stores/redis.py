@@ -90,8 +90,16 @@ class RedisStore(Store):
             return self._eval(DIGEST_LUA, prefix + "*", str(len(prefix)), str(SNAP_DB), what="digest")
         return self._eval(DIGEST_LUA, "*", "0", str(self.db), what="digest")
 
-    def changes(self, name: str) -> Changes:
-        live, snap = self._digest(None), self._digest(name)
+    def changes_argvs(self, name: str) -> list[list[str]]:
+        prefix = f"sitectl:{name}:"
+        return [[*self.client, "EVAL", DIGEST_LUA, "0", "*", "0", str(self.db)],
+                [*self.client, "EVAL", DIGEST_LUA, "0", prefix + "*", str(len(prefix)), str(SNAP_DB)]]
+
+    def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
+        (rc1, live), (rc2, snap) = results
+        live, snap = live.strip(), snap.strip()
+        if rc1 or rc2 or "ERR" in live or "ERR" in snap:
+            raise StoreError(f"{self.site}: redis digest failed: {live[-200:]} {snap[-200:]}")
         if live == snap:
             return Changes()
         return Changes([f"redis keyspace ({live.split(':')[0]} keys now, {snap.split(':')[0]} in {name})"])

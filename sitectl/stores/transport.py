@@ -1,8 +1,26 @@
 """How a store reaches its data: commands run inside the site's container (``docker exec``)."""
 from __future__ import annotations
 
+import re
+
 from sitectl.engine import Engine
 from sitectl.stores.base import StoreError
+
+# Runs length-prefixed groups of arguments as commands, one after the other, and prints after
+# each one's output a marker line with its exit code. POSIX sh, no eval: the first N arguments
+# are rotated to the end of the list, the rest shifted away, inside a subshell.
+RUN_MANY_SH = r"""
+while [ $# -gt 0 ]; do
+  n=$1; shift
+  ( k=$n; m=$#; j=0
+    while [ $j -lt $k ]; do set -- "$@" "$1"; shift; j=$((j+1)); done
+    shift $((m-k))
+    "$@" 2>&1 )
+  printf '\n@@sitectl-rc=%s@@\n' "$?"
+  shift "$n"
+done
+"""
+_MARK = re.compile(r"\n@@sitectl-rc=(\d+)@@(?:\n|$)")
 
 
 class ExecTransport:
@@ -29,3 +47,23 @@ class ExecTransport:
         if rc != 0:
             raise StoreError(f"{self.site}: {what} failed (exit code {rc}): {out.strip()[-1500:]}")
         return out
+
+    def run_many(self, argvs: list[list[str]], what: str, timeout: float = 600) -> list[tuple[int, str]]:
+        """Run several argvs in one ``docker exec`` (one round trip instead of one each) and
+        return ``(exit code, output)`` of each, in order. No shell text is built from the
+        arguments. The caller judges the exit codes.
+
+        Raises:
+            StoreError: the batch itself could not run.
+        """
+        if not argvs:
+            return []
+        args: list[str] = []
+        for a in argvs:
+            args += [str(len(a)), *a]
+        rc, out = self.engine.exec(self.container, ["sh", "-c", RUN_MANY_SH, "sh", *args], timeout=timeout)
+        pieces = _MARK.split(out)  # text, rc, text, rc, ..., trailing text
+        outs, rcs = pieces[0:-1:2], pieces[1::2]
+        if rc != 0 or len(outs) != len(argvs):
+            raise StoreError(f"{self.site}: {what} failed (exit code {rc}): {out.strip()[-1500:]}")
+        return [(int(r), o) for r, o in zip(rcs, outs)]
