@@ -282,6 +282,30 @@ def snapshot_restore(target: Target, as_json: bool, name, sites):
         out.print(f"{r.site}: {r.method} ({len(r.changed)} item(s), {r.seconds:.3f} s)")
 
 
+@snapshot.command("export")
+@click.argument("name")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@target_options
+def snapshot_export(target: Target, as_json: bool, name, file: Path):
+    """Write snapshot NAME to FILE (.tar.gz with a manifest and SHA-256 of every file)."""
+    res = snapshots.export(target, name, file, Engine(), _reporter(as_json))
+    if as_json:
+        return res
+    out.print(f"exported {name} to {res['archive']} ({res['bytes']} bytes, {res['files']} files)")
+
+
+@snapshot.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--name", "new_name", help="Snapshot name to load it as (default: the archive's).")
+@target_options
+def snapshot_import(target: Target, as_json: bool, file: Path, new_name):
+    """Load an archive written by `snapshot export` (checked in full before anything changes)."""
+    res = snapshots.import_(target, file, Engine(), new_name, _reporter(as_json))
+    if as_json:
+        return res
+    out.print(f"imported {res['name']}: {', '.join(res['sites'])}")
+
+
 @snapshot.command("delete")
 @click.argument("name")
 @target_options

@@ -306,6 +306,20 @@ class Engine:
         finally:
             pool.shutdown(wait=False)
 
+    def copy_from(self, name: str, path: str, local: Path) -> None:
+        """Copy ``path`` out of container ``name`` to ``local`` (``docker cp``)."""
+        try:
+            self.docker.copy((name, path), local)
+        except DockerException as e:
+            raise EngineError(f"docker cp {name}:{path} failed: {_one_line(e)}") from None
+
+    def copy_to(self, local: Path, name: str, path: str) -> None:
+        """Copy ``local`` into container ``name`` at ``path`` (``docker cp``)."""
+        try:
+            self.docker.copy(local, (name, path))
+        except DockerException as e:
+            raise EngineError(f"docker cp to {name}:{path} failed: {_one_line(e)}") from None
+
     def exec_checked(self, name: str, argv: list[str], what: str, timeout: float = 600) -> str:
         """:meth:`exec` that raises ``StepFailed`` (naming ``what``) on a non-zero exit."""
         rc, out = self.exec(name, argv, timeout)

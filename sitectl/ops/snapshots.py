@@ -259,3 +259,186 @@ def verify_deep(target: Target, sites: list[Site], engine: Engine, name: str = G
             differs = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
             out.append({"site": site.name, "store": st.label, "ok": not differs, "differs": differs})
     return out
+
+
+# -- portable archives ---------------------------------------------------------------------
+ARCHIVE_FORMAT = 1
+_SAFE_PART = __import__("re").compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+
+
+def export(target: Target, name: str, path: Path, engine: Engine, reporter: Reporter = QUIET) -> dict:
+    """Write snapshot ``name`` to a portable ``.tar.gz``: ``manifest.json`` (the snapshot's
+    manifest plus a ``payload`` table of every file's SHA-256 and size) and ``payload/<site>/``
+    files (a ``mysqldump``, a ``pg_dump`` archive, a tar of snapshot folders, Redis keys).
+
+    Raises:
+        UsageError: unknown snapshot; EngineError/StoreError: a dump or copy failed (no archive
+        is left behind: it is written to a temporary name and renamed at the end).
+    """
+    import hashlib
+    import shutil
+    import tarfile
+    import tempfile
+    import uuid
+
+    m = read_manifest(target, name)
+    engine.ping()
+    work = Path(tempfile.mkdtemp(prefix="sitectl-export-"))
+    payload: dict[str, dict] = {}
+    try:
+        for site_name in sorted(m["sites"]):
+            site = target.stack.sites[site_name]
+            container = target.container(site)
+            stage = f"{stores_for(site, container, engine)[0].STAGE}/{uuid.uuid4().hex}"
+            engine.exec_checked(container, ["mkdir", "-p", stage], f"{site_name}: make {stage}")
+            try:
+                for i, st in enumerate(stores_for(site, container, engine)):
+                    p = st.export_payload(name, stage)
+                    if p is None:
+                        continue
+                    rel = f"payload/{site_name}/{i}-{p.rsplit('/', 1)[1]}"
+                    local = work / rel
+                    local.parent.mkdir(parents=True, exist_ok=True)
+                    reporter.step(site_name, f"export {st.label}")
+                    engine.copy_from(container, p, local)
+                    payload[rel] = {"site": site_name, "store": st.label, "size": local.stat().st_size,
+                                    "sha256": hashlib.sha256(local.read_bytes()).hexdigest()}
+            finally:
+                engine.exec(container, ["rm", "-rf", stage])
+        manifest = {**m, "format": ARCHIVE_FORMAT, "payload": payload}
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+        tmp = path.with_name(path.name + ".part")
+        with tarfile.open(tmp, "w:gz") as tar:
+            tar.add(work / "manifest.json", arcname="manifest.json")
+            for rel in sorted(payload):
+                tar.add(work / rel, arcname=rel)
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"name": name, "archive": str(path), "files": len(payload), "bytes": path.stat().st_size}
+
+
+def _check_archive(tar, target: Target) -> dict:
+    """Validate an archive before anything is changed; return its manifest.
+
+    Rejected: members that are not regular files, absolute paths, ``..``, unexpected names,
+    a missing or malformed manifest, another format or stack, unknown sites, a payload file
+    missing, extra or not matching its recorded SHA-256 or size.
+    """
+    import hashlib
+
+    members = tar.getmembers()
+    names = set()
+    for mem in members:
+        parts = mem.name.split("/")
+        if not mem.isfile() or mem.name.startswith("/") or any(p in ("", ".", "..") for p in parts) \
+                or not all(_SAFE_PART.match(p) for p in parts):
+            raise UsageError(f"archive member {mem.name!r} is not allowed (only regular files under payload/)")
+        if not (mem.name == "manifest.json" or (len(parts) == 3 and parts[0] == "payload")):
+            raise UsageError(f"archive member {mem.name!r} is not allowed")
+        names.add(mem.name)
+    if "manifest.json" not in names:
+        raise UsageError("archive has no manifest.json")
+    try:
+        m = json.loads(tar.extractfile("manifest.json").read())
+    except ValueError as e:
+        raise UsageError(f"archive manifest.json is not valid JSON: {e}") from None
+    if not isinstance(m, dict) or m.get("format") != ARCHIVE_FORMAT:
+        raise UsageError(f"archive format {m.get('format') if isinstance(m, dict) else '?'!r} is not {ARCHIVE_FORMAT}")
+    for key in ("name", "stack", "sites", "payload"):
+        if key not in m:
+            raise UsageError(f"archive manifest has no {key!r}")
+    check_snapshot_name(m["name"])
+    if m["stack"] != target.stack.name:
+        raise UsageError(f"archive is of stack {m['stack']!r}, not {target.stack.name!r}")
+    unknown = [s for s in m["sites"] if s not in target.stack.sites]
+    if unknown:
+        raise UsageError(f"archive names sites this stack lacks: {', '.join(unknown)}")
+    payload = m["payload"]
+    if set(payload) != names - {"manifest.json"}:
+        raise UsageError("archive payload files do not match its manifest "
+                         f"(missing: {sorted(set(payload) - names)}, extra: {sorted(names - set(payload) - {'manifest.json'})})")
+    for rel, meta in payload.items():
+        data = tar.extractfile(rel).read()
+        if len(data) != meta.get("size") or hashlib.sha256(data).hexdigest() != meta.get("sha256"):
+            raise UsageError(f"archive file {rel} does not match its manifest (tampered or damaged)")
+        if meta.get("site") != rel.split("/")[1]:
+            raise UsageError(f"archive file {rel} is filed under the wrong site")
+    return m
+
+
+def import_(target: Target, path: Path, engine: Engine, name: str | None = None,
+            reporter: Reporter = QUIET) -> dict:
+    """Load an archive written by :func:`export` as snapshot ``name`` (default: its own name).
+
+    Everything is checked first (see :func:`_check_archive`, and that every site's container
+    runs); then each store loads its file; then the loaded snapshot's fingerprints are compared
+    with the archive's and the manifest is written. On a failure after loading started, the
+    partly loaded snapshot is dropped again.
+
+    Raises:
+        UsageError: a rejected archive; StoreError/EngineError: a load failed.
+    """
+    import tarfile
+    import tempfile
+    import uuid
+
+    if not path.is_file():
+        raise UsageError(f"{path}: no such archive")
+    try:
+        tar = tarfile.open(path, "r:gz")
+    except (tarfile.TarError, OSError) as e:
+        raise UsageError(f"{path}: not a sitectl snapshot archive ({e})") from None
+    with tar:
+        m = _check_archive(tar, target)
+        name = check_snapshot_name(name or m["name"])
+        engine.ping()
+        for site_name in m["sites"]:
+            site = target.stack.sites[site_name]
+            info = engine.container(target.container(site))
+            if info is None or not info.running:
+                raise UsageError(f"site {site_name!r}: container {target.container(site)} is not running; `sitectl up` first")
+        loaded: list[tuple] = []
+        work = Path(tempfile.mkdtemp(prefix="sitectl-import-"))
+        try:
+            for rel, meta in sorted(m["payload"].items()):
+                site = target.stack.sites[meta["site"]]
+                container = target.container(site)
+                stores = {st.label: st for st in stores_for(site, container, engine)}
+                st = stores.get(meta["store"])
+                if st is None:
+                    raise UsageError(f"archive file {rel} is for store {meta['store']!r}, which site {site.name!r} lacks")
+                local = work / rel.replace("/", "_")
+                local.write_bytes(tar.extractfile(rel).read())
+                stage = f"{st.STAGE}/{uuid.uuid4().hex}"
+                engine.exec_checked(container, ["mkdir", "-p", stage], f"{site.name}: make {stage}")
+                try:
+                    dest = f"{stage}/{rel.rsplit('/', 1)[1].split('-', 1)[1]}"
+                    engine.copy_to(local, container, dest)
+                    reporter.step(site.name, f"import {st.label}")
+                    loaded.append((st, name))
+                    st.import_payload(name, dest)
+                finally:
+                    engine.exec(container, ["rm", "-rf", stage])
+            # The loaded state must be what the archive's manifest says it is.
+            for st, _ in loaded:
+                want = m["sites"][st.site]["stores"][st.label]["fingerprint"]
+                have = st.fingerprint(name)
+                bad = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+                if bad:
+                    raise StoreError(f"{st.site}: imported {st.label} differs from the archive's fingerprints: {', '.join(bad[:5])}")
+        except BaseException:
+            for st, n in loaded:
+                try:
+                    st.drop(n)
+                except SitectlError:
+                    pass
+            raise
+        finally:
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
+    manifest = {k: v for k, v in m.items() if k not in ("payload", "format")}
+    manifest.update({"name": name, "instance": target.instance, "imported_from": str(path)})
+    _write_manifest(target, name, manifest)
+    return {"name": name, "sites": sorted(m["sites"]), "files": len(m["payload"])}

@@ -120,6 +120,17 @@ class Store(ABC):
         """True when snapshot ``name`` exists in this store."""
         return True
 
+    #: Folder inside the container where exports and imports are staged.
+    STAGE = "/var/lib/sitectl/stage"
+
+    def export_payload(self, name: str, stage: str) -> str | None:
+        """Write snapshot ``name`` of this store to one file under ``stage`` in the container
+        and return its path (None when the store has nothing to export)."""
+        return None
+
+    def import_payload(self, name: str, path: str) -> None:
+        """Load a file written by :meth:`export_payload` as snapshot ``name``."""
+
     def after_restore_argvs(self) -> list[list[str]]:
         """Commands run after every store of the site restored (caches flush here)."""
         return []

@@ -193,6 +193,17 @@ class FilesStore(Store):
     def drop(self, name: str) -> None:
         self.t.run(["rm", "-rf", f"{ROOT}/{name}"], f"drop snapshot {name}")
 
+    def export_payload(self, name: str, stage: str) -> str | None:
+        out = f"{stage}/files.tar"
+        self.t.run(["tar", "-C", f"{ROOT}/{name}", "-cf", out, "."], f"{self.label} export")
+        return out
+
+    def import_payload(self, name: str, path: str) -> None:
+        self.t.run(["rm", "-rf", f"{ROOT}/{name}"], "drop old snapshot")
+        self.t.run(["mkdir", "-p", f"{ROOT}/{name}"], "make snapshot folder")
+        # --no-same-owner is not wanted: uploads keep their owners (www-data, git).
+        self.t.run(["tar", "-C", f"{ROOT}/{name}", "-xpf", path], f"{self.label} import")
+
 
 def _chunks(ops: list[str]):
     chunk, size = [], 0

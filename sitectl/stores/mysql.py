@@ -400,3 +400,15 @@ class MysqlStore(Store):
 
     def drop(self, name: str) -> None:
         self.sql(f"DROP DATABASE IF EXISTS {q_ident(self.snap_db(name))}", f"drop snapshot {name}")
+
+    def export_payload(self, name: str, stage: str) -> str | None:
+        out = f"{stage}/mysql-{self.db}.sql"
+        dump = ["mysqldump", *self.client[1:], "--skip-triggers", "--single-transaction", self.snap_db(name)]
+        self.t.run(["sh", "-c", 'out=$1; shift; "$@" > "$out"', "sh", out, *dump], f"{self.label} export")
+        return out
+
+    def import_payload(self, name: str, path: str) -> None:
+        sdb = q_ident(self.snap_db(name))
+        self.sql(f"DROP DATABASE IF EXISTS {sdb}; CREATE DATABASE {sdb};", "create snapshot database")
+        self.t.run(["sh", "-c", 'in=$1; shift; "$@" < "$in"', "sh", path, *self.client, self.snap_db(name)],
+                   f"{self.label} import")

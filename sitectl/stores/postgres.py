@@ -181,20 +181,18 @@ class PostgresStore(Store):
     def _schema_file(self, name: str) -> str:
         return f"{SNAP_DIR}/{self.db}.{name}.schema.sql"
 
-    def _dump_argv(self) -> list[str]:
-        """``pg_dump --schema-only`` of the application's schemas, with the client's connection.
-
-        The client prefix (``psql -U postgres`` or ``gitlab-psql``) is turned into pg_dump's:
-        the same flags, with ``psql`` replaced by ``pg_dump``; GitLab's wrapper maps to its
-        embedded ``pg_dump`` over the omnibus socket.
-        """
+    def _tool(self, program: str) -> list[str]:
+        """argv prefix of a PostgreSQL client program (``pg_dump``, ``pg_restore``) with the
+        same connection as the store's ``client``: the client's flags with ``psql`` replaced;
+        GitLab's ``gitlab-psql`` wrapper maps to the embedded program over the omnibus socket."""
         if self.client[0] == "gitlab-psql":
-            base = ["/opt/gitlab/embedded/bin/pg_dump", "-h", "/var/opt/gitlab/postgresql", "-U", "gitlab-psql"]
-        else:
-            base = ["pg_dump", *self.client[1:]]
-        # --clean --if-exists: the file drops each object before re-creating it, so schemas
-        # themselves (with their owners and grants) are kept.
-        return [*base, "--schema-only", "--clean", "--if-exists", "-N", "sitectl", "-N", "sitectl_s_*", self.db]
+            return [f"/opt/gitlab/embedded/bin/{program}", "-h", "/var/opt/gitlab/postgresql", "-U", "gitlab-psql"]
+        return [program, *self.client[1:]]
+
+    def _dump_argv(self) -> list[str]:
+        """``pg_dump --schema-only`` of the application's schemas. ``--clean --if-exists``: the
+        text drops each object before re-creating it, so schemas (owners, grants) are kept."""
+        return [*self._tool("pg_dump"), "--schema-only", "--clean", "--if-exists", "-N", "sitectl", "-N", "sitectl_s_*", self.db]
 
     def changes_argvs(self, name: str) -> list[list[str]]:
         s = self.snap_schema(name)
@@ -321,6 +319,23 @@ class PostgresStore(Store):
         for q, v in self.sql(seq, "fingerprint sequences"):
             out[f"sequence {q}"] = v
         return out
+
+    def export_payload(self, name: str, stage: str) -> str | None:
+        # One tar: the snapshot schema (custom-format dump) and the saved schema text.
+        out = f"{stage}/postgres-{self.db}.tar"
+        self.t.run([*self._tool("pg_dump"), "-Fc", "-n", self.snap_schema(name), "-f", f"{stage}/pg.dump", self.db], f"{self.label} export")
+        self.t.run(["cp", self._schema_file(name), f"{stage}/schema.sql"], f"{self.label} export schema")
+        self.t.run(["tar", "-C", stage, "-cf", out, "pg.dump", "schema.sql"], f"{self.label} pack")
+        self.t.run(["rm", "-f", f"{stage}/pg.dump", f"{stage}/schema.sql"], f"{self.label} clean stage")
+        return out
+
+    def import_payload(self, name: str, path: str) -> None:
+        stage = path.rsplit("/", 1)[0]
+        self.t.run(["tar", "-C", stage, "-xf", path, "pg.dump", "schema.sql"], f"{self.label} unpack")
+        self.sql(f"DROP SCHEMA IF EXISTS {self.snap_schema(name)} CASCADE", "drop old snapshot")
+        self.t.run([*self._tool("pg_restore"), "-d", self.db, f"{stage}/pg.dump"], f"{self.label} import")
+        self.t.run(["mkdir", "-p", SNAP_DIR], "make snapshot folder")
+        self.t.run(["mv", f"{stage}/schema.sql", self._schema_file(name)], f"{self.label} import schema")
 
     def drop(self, name: str) -> None:
         self.sql(f"DROP SCHEMA IF EXISTS {self.snap_schema(name)} CASCADE", f"drop snapshot {name}")

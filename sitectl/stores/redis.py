@@ -55,6 +55,36 @@ return #keys .. ':' .. redis.sha1hex(table.concat(parts))
 """
 
 
+EXPORT_LUA = """
+local name = ARGV[1]
+redis.call('SELECT', 15)
+local keys = redis.call('KEYS', 'sitectl:' .. name .. ':*')
+table.sort(keys)
+local out = {}
+local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', string.byte(c)) end)) end
+local prefix = string.len('sitectl:' .. name .. ':')
+for i = 1, #keys do
+  local ttl = redis.call('PTTL', keys[i])
+  if ttl < 0 then ttl = 0 end
+  out[#out + 1] = hex(string.sub(keys[i], prefix + 1)) .. ' ' .. hex(redis.call('DUMP', keys[i])) .. ' ' .. ttl
+end
+return out
+"""
+
+IMPORT_LUA = """
+local name = ARGV[1]
+redis.call('SELECT', 15)
+local old = redis.call('KEYS', 'sitectl:' .. name .. ':*')
+for i = 1, #old do redis.call('DEL', old[i]) end
+local function unhex(h) return (h:gsub('..', function(b) return string.char(tonumber(b, 16)) end)) end
+for i = 2, #ARGV, 3 do
+  redis.call('RESTORE', 'sitectl:' .. name .. ':' .. unhex(ARGV[i]), tonumber(ARGV[i + 2]), unhex(ARGV[i + 1]), 'REPLACE')
+end
+redis.call('SET', 'sitectl:' .. name, (#ARGV - 1) / 3)
+return (#ARGV - 1) / 3
+"""
+
+
 class RedisStore(Store):
     """A Redis server reached with its CLI inside the container.
 
@@ -112,6 +142,22 @@ class RedisStore(Store):
 
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
         return {"redis keyspace": self._digest(name)}
+
+    def export_payload(self, name: str, stage: str) -> str | None:
+        out = f"{stage}/redis.txt"
+        self.t.run(["sh", "-c", 'out=$1; shift; "$@" > "$out"', "sh", out, *self.client, "EVAL", EXPORT_LUA, "0", name],
+                   "redis export")
+        return out
+
+    def import_payload(self, name: str, path: str) -> None:
+        text = self.t.run(["cat", path], "redis read payload")
+        args = []
+        for line in text.splitlines():
+            parts = line.split(" ")
+            if len(parts) != 3 or not all(parts):
+                raise StoreError(f"{self.site}: redis payload line is malformed: {line[:80]!r}")
+            args += parts
+        self._eval(IMPORT_LUA, name, *args, what=f"import {name}")
 
     def drop(self, name: str) -> None:
         self._eval("redis.call('SELECT', 15) local k = redis.call('KEYS', 'sitectl:' .. ARGV[1] .. ':*') "
