@@ -124,7 +124,15 @@ class Engine:
         """True when ``tag`` is present locally."""
         return self.docker.image.exists(tag)
 
-    def build(self, tag: str, context: Path, dockerfile: Path, args: dict[str, str]) -> None:
+    def image_label(self, tag: str, key: str) -> str | None:
+        """Label ``key`` of local image ``tag`` (None when the image or the label is absent)."""
+        try:
+            return (self.docker.image.inspect(tag).config.labels or {}).get(key)
+        except DockerException:
+            return None
+
+    def build(self, tag: str, context: Path, dockerfile: Path, args: dict[str, str],
+              labels: dict[str, str] | None = None) -> None:
         """Build ``tag`` with the legacy builder (no buildx here). No registry pull.
 
         Raises:
@@ -132,7 +140,8 @@ class Engine:
         """
         try:
             self.docker.legacy_build(
-                context, file=dockerfile, tags=[tag], build_args=args, pull=False, quiet=True
+                context, file=dockerfile, tags=[tag], build_args=args, labels=labels or {},
+                pull=False, quiet=True,
             )
         except DockerException as e:
             raise EngineError(f"building image {tag} failed:\n{_tail(e, 30)}") from None

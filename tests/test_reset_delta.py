@@ -200,3 +200,53 @@ def test_random_mutation_sequences_end_golden(mini, engine, seed):
         touched.add(site)
     for site in sorted(touched):
         reset_and_check(mini, engine, site)
+
+
+# -- named snapshots and archives --------------------------------------------------------------
+def test_named_snapshot_export_import_restore(mini, engine, tmp_path):
+    import json
+    import tarfile
+
+    from click.testing import CliRunner
+
+    from sitectl.cli import main
+
+    def cli(*args):
+        r = CliRunner().invoke(main, [*args, "--json"])
+        return r.exit_code, r.stdout
+
+    arch = tmp_path / "golden.tar.gz"
+    code, out = cli("snapshot", "export", "golden", str(arch))
+    assert code == 0, out
+    code, out = cli("snapshot", "import", str(arch), "--name", "copy")
+    assert code == 0, out
+    magento.place_order(SHOP)
+    code, out = cli("snapshot", "restore", "copy", "shopping")
+    assert code == 0, out
+    code, out = cli("verify", "--deep", "--snapshot", "copy", "shopping")
+    assert code == 0, out
+    code, out = cli("snapshot", "delete", "copy")
+    assert code == 0 and "copy" not in cli("snapshot", "list")[1]
+    reset_and_check(mini, engine, "shopping", expect_change=True)
+
+    # A tampered payload, a path escaping the archive, and another stack are all rejected,
+    # and nothing is imported.
+    def rewrite(dst, edit):
+        with tarfile.open(arch) as src, tarfile.open(dst, "w:gz") as out_tar:
+            for m in src.getmembers():
+                data = src.extractfile(m).read()
+                m, data = edit(m, data)
+                m.size = len(data)
+                out_tar.addfile(m, __import__("io").BytesIO(data))
+
+    bad1 = tmp_path / "tampered.tar.gz"
+    rewrite(bad1, lambda m, d: (m, d + b"-- x\n" if m.name.endswith(".sql") else d))
+    bad2 = tmp_path / "escape.tar.gz"
+    rewrite(bad2, lambda m, d: (setattr(m, "name", "../evil") or m, d) if m.name.endswith("1-files.tar") else (m, d))
+    bad3 = tmp_path / "stack.tar.gz"
+    rewrite(bad3, lambda m, d: (m, json.dumps({**json.loads(d), "stack": "webarena"}).encode())
+            if m.name == "manifest.json" else (m, d))
+    for bad, words in ((bad1, "tampered"), (bad2, "not allowed"), (bad3, "stack 'webarena'")):
+        code, out = cli("snapshot", "import", str(bad), "--name", "evil")
+        assert code == 2 and words in out, out
+    assert "evil" not in cli("snapshot", "list")[1]

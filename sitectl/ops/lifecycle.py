@@ -39,11 +39,53 @@ def post_start_argvs(target: Target, site: Site) -> list[tuple[str, list[str], f
 
 
 # -- images ------------------------------------------------------------------------------
+SOURCE_LABEL = "sitectl.source"
+
+
+def source_hash(target: Target, tag: str, _memo: dict | None = None) -> str:
+    """SHA-256 of what image ``tag`` is built from: its ``inputs`` files (paths and contents,
+    ``__pycache__`` skipped), its build args, and the source hashes of the images it requires."""
+    import hashlib
+
+    memo = {} if _memo is None else _memo
+    if tag in memo:
+        return memo[tag]
+    b = target.image_build(tag)
+    base = Path(target.stack.path).parent
+    h = hashlib.sha256()
+    h.update(json_dumps({k: target.image_ref(v) for k, v in sorted(b.args.items())}).encode())
+    for inp in b.inputs or [str(Path(b.dockerfile).parent)]:
+        root = base / inp
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for f in files:
+            h.update(str(f.relative_to(base)).encode() + b"\0" + f.read_bytes() + b"\0")
+    for req in b.requires:
+        h.update(source_hash(target, target.image_ref(req), memo).encode())
+    memo[tag] = h.hexdigest()[:16]
+    return memo[tag]
+
+
+def json_dumps(x) -> str:
+    import json
+
+    return json.dumps(x, sort_keys=True)
+
+
+def _current(target: Target, engine: Engine, tag: str, memo: dict) -> bool:
+    """True when ``tag`` exists and, if the stack builds it, was built from today's sources."""
+    if not engine.image_exists(tag):
+        return False
+    if target.image_build(tag) is None:
+        return True
+    return engine.image_label(tag, SOURCE_LABEL) == source_hash(target, tag, memo)
+
+
 def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,
                   build: bool = True, force: bool = False) -> list[str]:
     """Make sure every image ``sites`` need is present; build the ones the stack can build.
 
-    Builds run in the stack's ``images`` order (a replica builds on the runtime image).
+    Builds run in the stack's ``images`` order (a replica builds on the runtime image). An
+    image built from other sources than today's (label ``sitectl.source``) counts as missing.
 
     Returns:
         The tags built.
@@ -54,7 +96,8 @@ def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: R
         EngineError: a build failed (with its last output).
     """
     st = target.stack
-    missing = [s for s in sites if force or not engine.image_exists(target.image(s))]
+    memo: dict = {}
+    missing = [s for s in sites if force or not _current(target, engine, target.image(s), memo)]
     for s in missing:
         if target.image_build(target.image(s)) is None:
             how = (f"load it with `sitectl images load DIR --stack {st.name}` (DIR holding {s.image_archive})"
@@ -71,7 +114,7 @@ def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: R
             return
         todo.add(tag)
         for req in map(target.image_ref, b.requires):
-            if force or not engine.image_exists(req):
+            if force or not _current(target, engine, req, memo):
                 want(req)
 
     for s in missing:
@@ -84,7 +127,8 @@ def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: R
             continue
         reporter.step("build", f"building {tag} (docker build, legacy builder)")
         args = {k: target.image_ref(v) for k, v in b.args.items()}
-        engine.build(tag, base_dir / b.context, base_dir / b.dockerfile, args)
+        engine.build(tag, base_dir / b.context, base_dir / b.dockerfile, args,
+                     labels={SOURCE_LABEL: source_hash(target, tag, memo)})
         built.append(tag)
         reporter.step("build", f"built {tag}")
     return built

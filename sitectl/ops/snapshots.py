@@ -196,7 +196,7 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
         found = [] if full else _changes(stores, name)
         res.changed = sorted(i for _, c in found for i in c.items)
         if full or any(c for _, c in found):
-            res.method = "full" if full else "delta"
+            res.method = "full" if full or any(c.detail.get("full") for _, c in found) else "delta"
             reporter.step(site.name, f"{res.method} restore from {name}" + (f": {len(res.changed)} item(s)" if res.changed else ""))
             todo = [(st, c) for st, c in (found if not full else [(st, None) for st in stores]) if c is None or c]
             with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
@@ -417,7 +417,7 @@ def import_(target: Target, path: Path, engine: Engine, name: str | None = None,
                     engine.copy_to(local, container, dest)
                     reporter.step(site.name, f"import {st.label}")
                     loaded.append((st, name))
-                    st.import_payload(name, dest)
+                    st.import_payload(name, dest, m["name"])
                 finally:
                     engine.exec(container, ["rm", "-rf", stage])
             # The loaded state must be what the archive's manifest says it is.

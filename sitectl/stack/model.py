@@ -126,6 +126,10 @@ class ImageBuild(_Strict):
     args: dict[str, str] = Field(default_factory=dict)
     #: Tags this image is built on (built first when absent); listed earlier in ``images``.
     requires: list[str] = Field(default_factory=list)
+    #: Files and folders (relative to the stack file) whose content the image is made of;
+    #: default: the Dockerfile's folder. Their hash (with the required images' hashes) is put
+    #: on the image as label ``sitectl.source``; an image whose label differs is rebuilt.
+    inputs: list[str] = Field(default_factory=list)
 
 
 class Site(_Strict):

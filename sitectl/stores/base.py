@@ -128,8 +128,9 @@ class Store(ABC):
         and return its path (None when the store has nothing to export)."""
         return None
 
-    def import_payload(self, name: str, path: str) -> None:
-        """Load a file written by :meth:`export_payload` as snapshot ``name``."""
+    def import_payload(self, name: str, path: str, original: str) -> None:
+        """Load a file written by :meth:`export_payload` (of snapshot ``original``) as snapshot
+        ``name``."""
 
     def after_restore_argvs(self) -> list[list[str]]:
         """Commands run after every store of the site restored (caches flush here)."""

@@ -198,7 +198,7 @@ class FilesStore(Store):
         self.t.run(["tar", "-C", f"{ROOT}/{name}", "-cf", out, "."], f"{self.label} export")
         return out
 
-    def import_payload(self, name: str, path: str) -> None:
+    def import_payload(self, name: str, path: str, original: str) -> None:
         self.t.run(["rm", "-rf", f"{ROOT}/{name}"], "drop old snapshot")
         self.t.run(["mkdir", "-p", f"{ROOT}/{name}"], "make snapshot folder")
         # --no-same-owner is not wanted: uploads keep their owners (www-data, git).

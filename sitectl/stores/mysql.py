@@ -407,7 +407,7 @@ class MysqlStore(Store):
         self.t.run(["sh", "-c", 'out=$1; shift; "$@" > "$out"', "sh", out, *dump], f"{self.label} export")
         return out
 
-    def import_payload(self, name: str, path: str) -> None:
+    def import_payload(self, name: str, path: str, original: str) -> None:
         sdb = q_ident(self.snap_db(name))
         self.sql(f"DROP DATABASE IF EXISTS {sdb}; CREATE DATABASE {sdb};", "create snapshot database")
         self.t.run(["sh", "-c", 'in=$1; shift; "$@" < "$in"', "sh", path, *self.client, self.snap_db(name)],

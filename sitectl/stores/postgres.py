@@ -21,6 +21,8 @@ PostgreSQL docs on triggers, ``session_replication_role`` and sequence functions
 """
 from __future__ import annotations
 
+import uuid
+
 from sitectl.stores.base import Changes, Store, StoreError
 from sitectl.stores.mysql import q_value
 from sitectl.stores.transport import ExecTransport
@@ -329,11 +331,23 @@ class PostgresStore(Store):
         self.t.run(["rm", "-f", f"{stage}/pg.dump", f"{stage}/schema.sql"], f"{self.label} clean stage")
         return out
 
-    def import_payload(self, name: str, path: str) -> None:
+    def import_payload(self, name: str, path: str, original: str) -> None:
         stage = path.rsplit("/", 1)[0]
         self.t.run(["tar", "-C", stage, "-xf", path, "pg.dump", "schema.sql"], f"{self.label} unpack")
-        self.sql(f"DROP SCHEMA IF EXISTS {self.snap_schema(name)} CASCADE", "drop old snapshot")
-        self.t.run([*self._tool("pg_restore"), "-d", self.db, f"{stage}/pg.dump"], f"{self.label} import")
+        target, source = self.snap_schema(name), self.snap_schema(original)
+        parked = f"sitectl_park_{uuid.uuid4().hex[:12]}"
+        # The dump re-creates schema `source`; park a live schema of that name meanwhile.
+        self.sql(f"DROP SCHEMA IF EXISTS {target} CASCADE;"
+                 + (f"ALTER SCHEMA {source} RENAME TO {parked};" if source != target and self.exists(original) else ""),
+                 "prepare import")
+        try:
+            self.t.run([*self._tool("pg_restore"), "-d", self.db, f"{stage}/pg.dump"], f"{self.label} import")
+            if source != target:
+                self.sql(f"ALTER SCHEMA {source} RENAME TO {target}", "rename imported snapshot")
+        finally:
+            if source != target:
+                self.sql(f"DO $p$ BEGIN IF EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '{parked}') THEN "
+                         f"ALTER SCHEMA {parked} RENAME TO {source}; END IF; END $p$", "restore parked schema")
         self.t.run(["mkdir", "-p", SNAP_DIR], "make snapshot folder")
         self.t.run(["mv", f"{stage}/schema.sql", self._schema_file(name)], f"{self.label} import schema")
 

@@ -149,7 +149,7 @@ class RedisStore(Store):
                    "redis export")
         return out
 
-    def import_payload(self, name: str, path: str) -> None:
+    def import_payload(self, name: str, path: str, original: str) -> None:
         text = self.t.run(["cat", path], "redis read payload")
         args = []
         for line in text.splitlines():
