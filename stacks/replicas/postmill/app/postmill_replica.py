@@ -145,7 +145,8 @@ def _save_session(resp):
             g.sid = secrets.token_hex(16)[:26] + secrets.token_hex(3)   # 32 chars [a-f0-9]
             resp.set_cookie(SESSION_COOKIE, g.sid, path="/", httponly=True, samesite="Lax")
         os.makedirs(SESSION_DIR, exist_ok=True)
-        tmp = _sess_path(g.sid) + ".tmp"
+        # A unique temporary name per write: two workers may save the same session at once.
+        tmp = f"{_sess_path(g.sid)}.tmp.{os.getpid()}.{secrets.token_hex(4)}"
         with open(tmp, "w") as f:
             json.dump(g.sess, f)
         os.replace(tmp, _sess_path(g.sid))
