@@ -243,6 +243,9 @@ def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QU
         reporter.step(site.name, f"removing container {name}")
         engine.remove(name)
         info = None
+        from sitectl.ops.snapshots import forget_sites
+
+        forget_sites(target, [site.name])  # its snapshots went with the container
     action = "kept"
     spec = run_spec(target, site)
     if info is None:
@@ -335,4 +338,7 @@ def down(target: Target, engine: Engine, volumes: bool = False, reporter: Report
         engine.remove(c.name, volumes=volumes)
         removed.append(c.name)
     engine.remove_network(target.network)
+    from sitectl.ops.snapshots import forget_sites
+
+    forget_sites(target, list(target.stack.sites))  # the snapshots went with the containers
     return removed

@@ -78,6 +78,29 @@ def list_snapshots(target: Target) -> list[dict]:
     return out
 
 
+def forget_sites(target: Target, site_names: list[str], keep: str | None = None) -> None:
+    """Remove ``site_names`` from every manifest of the instance (their containers, and with
+    them the in-container copies, are gone); a manifest left with no site is removed.
+    ``keep`` names a snapshot to leave alone (the golden one a re-create takes again)."""
+    base = snapshots_dir() / f"i{target.instance}"
+    for p in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
+        if p.parent.name == keep:
+            continue
+        try:
+            m = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        m["sites"] = {k: v for k, v in m.get("sites", {}).items() if k not in site_names}
+        if m["sites"]:
+            _write_manifest(target, p.parent.name, m)
+        else:
+            p.unlink(missing_ok=True)
+            try:
+                p.parent.rmdir()
+            except OSError:
+                pass
+
+
 def _stateful(target: Target, sites: list[Site]) -> list[Site]:
     return [s for s in sites if s.stores]
 
