@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from sitectl import __version__
@@ -114,7 +115,8 @@ def status(target: Target, as_json: bool, sites):
         return {"stack": target.stack.name, "host": target.host, "instance": target.instance, "sites": rows}
     t = Table("site", "container", "state", "healthy", "url", "detail")
     for r in rows:
-        t.add_row(r["site"], r["container"], r["state"], "yes" if r["healthy"] else "[red]no[/red]", r["url"], r["detail"])
+        t.add_row(r["site"], r["container"], r["state"], "yes" if r["healthy"] else "[red]no[/red]", r["url"],
+                  escape(r["detail"]))
     out.print(t)
 
 
@@ -180,8 +182,8 @@ def verify(target: Target, as_json: bool, sites, deep, snap):
     if not as_json:
         _probe_table(outcomes)
         for s in states:
-            out.print(f"{s['site']:<16} {s['store']:<40} " + ("[green]golden[/green]" if s["ok"] else
-                      "[red]differs[/red]: " + ", ".join(s["differs"][:10])))
+            out.print(f"{s['site']:<16} {escape(s['store']):<40} " + ("[green]golden[/green]" if s["ok"] else
+                      "[red]differs[/red]: " + escape(", ".join(s["differs"][:10]))))
     if bad or bad_states:
         lines = [f"  {o.site}/{o.probe}: {o.detail}" for o in bad]
         lines += [f"  {s['site']}/{s['store']}: differs from {snap!r}: {', '.join(s['differs'][:10])}" for s in bad_states]
@@ -196,7 +198,7 @@ def verify(target: Target, as_json: bool, sites, deep, snap):
 def _probe_table(outcomes) -> None:
     t = Table("site", "probe", "ok", "detail")
     for o in outcomes:
-        t.add_row(o.site, o.probe, "yes" if o.ok else "[red]NO[/red]", o.detail)
+        t.add_row(o.site, o.probe, "yes" if o.ok else "[red]NO[/red]", escape(o.detail))
     out.print(t)
 
 
@@ -357,15 +359,31 @@ def tasks_check(target: Target, as_json: bool, path: Path):
         return report
     t = Table("site(s)", "tasks", "served")
     for s, r in sorted(report["by_site"].items()):
-        t.add_row(s, str(r["tasks"]), str(r["served"]))
+        t.add_row(escape(s), str(r["tasks"]), str(r["served"]))
     out.print(t)
     for f in report["failures"][:20]:
-        out.print(f"[red]task {f['task_id']}[/red]: {f['reason']}")
+        out.print(f"[red]task {escape(str(f['task_id']))}[/red]: {escape(f['reason'])}")
     out.print(f"{report['served']}/{report['total']} tasks served "
               f"({report['unique_start_urls']} distinct start URLs checked)")
     if report["served"] != report["total"]:
         sys.exit(8)
 
 
+def run() -> None:
+    """Console-script entry point: click's own usage errors (a bad option value) become the
+    same one-line error, and ``{"error": ...}`` on stdout when ``--json`` was given."""
+    as_json = "--json" in sys.argv[1:]
+    try:
+        main(standalone_mode=False)
+    except click.exceptions.Abort:
+        _fail("interrupted", 130, as_json)
+    except click.ClickException as e:
+        if isinstance(e, click.exceptions.UsageError) and e.ctx is not None and not as_json:
+            click.echo(e.ctx.get_usage(), err=True)
+        _fail(e.format_message(), 2, as_json)
+    except SystemExit:
+        raise
+
+
 if __name__ == "__main__":
-    main()
+    run()

@@ -20,20 +20,27 @@ from sitectl.stack import Site, Stack, load_stack
 
 _HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*$")
 _CONFIG_KEYS = {"stack", "host", "instance", "seed", "scale", "data_dir"}
+#: Instance N publishes each port at the declared port + PORT_STEP * N (see docs/cli.md).
+PORT_STEP = 100
 
 
 def validate_host(host: str) -> str:
-    """Return ``host`` if it is a DNS name or an IPv4 address.
+    """Return ``host`` if it is a DNS name or a dotted-quad IPv4 address.
 
     Raises:
-        UsageError: anything else (a scheme, a port, a path, spaces, shell or SQL characters).
+        UsageError: anything else: empty, a scheme, a port, a path, spaces, shell or SQL
+            characters, the unspecified address 0.0.0.0, or numeric forms such as ``127.1``
+            (a name whose last label is all digits), which browsers and Docker read differently.
     """
     try:
-        ipaddress.IPv4Address(host)
-        return host
+        ip = ipaddress.IPv4Address(host)
     except ValueError:
-        pass
-    if not _HOST_RE.match(host):
+        ip = None
+    if ip is not None:
+        if ip.is_unspecified:
+            raise UsageError(f"invalid host {host!r}: 0.0.0.0 is not an address a browser can use")
+        return host
+    if not _HOST_RE.match(host) or host.rsplit(".", 1)[-1].isdigit():
         raise UsageError(
             f"invalid host {host!r}: give a host name or IPv4 address only "
             "(no scheme, port or path), e.g. 127.0.0.1 or shop.example.org"
@@ -42,8 +49,9 @@ def validate_host(host: str) -> str:
 
 
 def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and 127.0.0.0/8."""
-    if host == "localhost":
+    """True for ``localhost`` (any case, with or without subdomains) and 127.0.0.0/8."""
+    h = host.lower().rstrip(".")
+    if h == "localhost" or h.endswith(".localhost"):
         return True
     try:
         return ipaddress.IPv4Address(host).is_loopback
@@ -58,19 +66,27 @@ def read_config(path: str | None = None) -> dict:
         UsageError: malformed YAML or an unknown key (the file and key are named).
     """
     p = Path(path or os.environ.get("SITECTL_CONFIG", "sitectl.yaml"))
+    if p.exists() and not p.is_file():
+        raise UsageError(f"{p}: config file is not a file")
     if not p.is_file():
         if path or os.environ.get("SITECTL_CONFIG"):
             raise UsageError(f"{p}: config file not found")
         return {}
     try:
-        data = yaml.safe_load(p.read_text()) or {}
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as e:
         raise UsageError(f"{p}: malformed YAML: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{p}: cannot read the config file: {e}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{p}: the config file is a mapping")
     unknown = set(data) - _CONFIG_KEYS
     if unknown:
         raise UsageError(f"{p}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_CONFIG_KEYS))})")
+    types = {"stack": str, "host": str, "instance": int, "seed": int, "scale": str, "data_dir": str}
+    for k, v in data.items():
+        if type(v) is not types[k]:  # bool is not an int here, 1.9 is not an instance
+            raise UsageError(f"{p}: key {k!r} must be a {types[k].__name__}, not {v!r}")
     return data
 
 
@@ -132,8 +148,16 @@ class Target:
 
     # -- URLs ---------------------------------------------------------------------------
     def host_port(self, site: Site, index: int = 0) -> int:
-        """Host port ``index`` of ``site`` (instance 0: as declared)."""
-        return site.host_ports[index]
+        """Host port ``index`` of ``site``: as declared for instance 0, plus
+        ``PORT_STEP * instance`` for instance N (WebArena's ports differ pairwise by no
+        multiple of 100, so instances never collide)."""
+        return site.host_ports[index] + PORT_STEP * self.instance
+
+    def container_port(self, site: Site, index: int = 0) -> int:
+        """Container port ``index``: as declared, except that a port declared equal inside and
+        out (GitLab's 8023, which must match ``external_url``) moves with the host port."""
+        hp, cp = site.host_ports[index], site.container_ports[index]
+        return self.host_port(site, index) if hp == cp else cp
 
     def origin(self, site: Site) -> str:
         """``scheme://host:port`` of the site's first published port."""
@@ -179,6 +203,9 @@ def resolve_target(
     Raises:
         UsageError, sitectl.errors.StackError: bad values, naming the option or file.
     """
+    for opt, val in (("--stack", stack), ("--host", host), ("--data-dir", data_dir)):
+        if val is not None and not str(val).strip():
+            raise UsageError(f"{opt} is empty")
     cfg = read_config(config)
     st = load_stack(stack or cfg.get("stack") or "mini")
     h = host or cfg.get("host") or recorded_host or st.defaults.host
@@ -186,6 +213,8 @@ def resolve_target(
     if inst < 0 or inst > 99:
         raise UsageError(f"--instance {inst}: give 0 to 99")
     seed = seed if seed is not None else int(cfg.get("seed", st.defaults.seed))
+    if seed < 0:
+        raise UsageError(f"seed {seed}: give 0 or more")
     scale = scale or str(cfg.get("scale", st.defaults.scale))
     if scale not in ("tiny", "full"):
         raise UsageError(f"scale {scale!r}: give tiny or full")

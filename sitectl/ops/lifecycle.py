@@ -18,8 +18,8 @@ from sitectl.target import Target
 def run_spec(target: Target, site: Site) -> RunSpec:
     """The container ``target`` runs for ``site`` (used by ``up``, ``reset`` and ``plan``)."""
     publish = tuple(
-        (target.publish_address, target.host_port(site, i), cp)
-        for i, cp in enumerate(site.container_ports)
+        (target.publish_address, target.host_port(site, i), target.container_port(site, i))
+        for i in range(len(site.container_ports))
     )
     return RunSpec(
         name=target.container(site),

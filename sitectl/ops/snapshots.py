@@ -14,6 +14,7 @@ import concurrent.futures
 import datetime as dt
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,9 +73,12 @@ def list_snapshots(target: Target) -> list[dict]:
             m = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
-        out.append({"name": m.get("name", p.parent.name), "created": m.get("created"),
-                    "sites": sorted(m.get("sites", {})),
-                    "size": sum(s.get("size", 0) for site in m.get("sites", {}).values() for s in site["stores"].values())})
+        try:
+            out.append({"name": m.get("name", p.parent.name), "created": m.get("created"),
+                        "sites": sorted(m.get("sites", {})),
+                        "size": sum(s.get("size", 0) for site in m["sites"].values() for s in site["stores"].values())})
+        except (AttributeError, KeyError, TypeError):
+            out.append({"name": p.parent.name, "created": None, "sites": [], "size": 0, "damaged": True})
     return out
 
 
@@ -90,7 +94,9 @@ def forget_sites(target: Target, site_names: list[str], keep: str | None = None)
             m = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
-        m["sites"] = {k: v for k, v in m.get("sites", {}).items() if k not in site_names}
+        if not isinstance(m, dict) or not isinstance(m.get("sites"), dict):
+            continue
+        m["sites"] = {k: v for k, v in m["sites"].items() if k not in site_names}
         if m["sites"]:
             _write_manifest(target, p.parent.name, m)
         else:
@@ -286,7 +292,8 @@ def verify_deep(target: Target, sites: list[Site], engine: Engine, name: str = G
 
 # -- portable archives ---------------------------------------------------------------------
 ARCHIVE_FORMAT = 1
-_SAFE_PART = __import__("re").compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+_SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+_PAYLOAD_FILE = re.compile(r"^\d+-[A-Za-z0-9_.-]+$")
 
 
 def export(target: Target, name: str, path: Path, engine: Engine, reporter: Reporter = QUIET) -> dict:
@@ -305,6 +312,10 @@ def export(target: Target, name: str, path: Path, engine: Engine, reporter: Repo
     import uuid
 
     m = read_manifest(target, name)
+    if not path.parent.is_dir():
+        raise UsageError(f"{path}: folder {path.parent} does not exist")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{path}: exists and is not a file")
     engine.ping()
     work = Path(tempfile.mkdtemp(prefix="sitectl-export-"))
     payload: dict[str, dict] = {}
@@ -362,28 +373,50 @@ def _check_archive(tar, target: Target) -> dict:
         names.add(mem.name)
     if "manifest.json" not in names:
         raise UsageError("archive has no manifest.json")
+    if next(mem for mem in members if mem.name == "manifest.json").size > 64 << 20:
+        raise UsageError("archive manifest.json is larger than 64 MiB")
     try:
         m = json.loads(tar.extractfile("manifest.json").read())
     except ValueError as e:
         raise UsageError(f"archive manifest.json is not valid JSON: {e}") from None
     if not isinstance(m, dict) or m.get("format") != ARCHIVE_FORMAT:
         raise UsageError(f"archive format {m.get('format') if isinstance(m, dict) else '?'!r} is not {ARCHIVE_FORMAT}")
-    for key in ("name", "stack", "sites", "payload"):
-        if key not in m:
-            raise UsageError(f"archive manifest has no {key!r}")
+    for key, typ in (("name", str), ("stack", str), ("sites", dict), ("payload", dict)):
+        if not isinstance(m.get(key), typ):
+            raise UsageError(f"archive manifest field {key!r} is missing or not a {typ.__name__}")
+    if not m["sites"] or not m["payload"]:
+        raise UsageError("archive manifest names no sites or no payload")
     check_snapshot_name(m["name"])
+    for site, entry in m["sites"].items():
+        stores = entry.get("stores") if isinstance(entry, dict) else None
+        if not isinstance(stores, dict) or not all(
+                isinstance(s, dict) and isinstance(s.get("fingerprint"), dict) for s in stores.values()):
+            raise UsageError(f"archive manifest: site {site!r} has no valid store entries")
     if m["stack"] != target.stack.name:
         raise UsageError(f"archive is of stack {m['stack']!r}, not {target.stack.name!r}")
     unknown = [s for s in m["sites"] if s not in target.stack.sites]
     if unknown:
         raise UsageError(f"archive names sites this stack lacks: {', '.join(unknown)}")
     payload = m["payload"]
+    for rel, meta in payload.items():
+        parts = rel.split("/")
+        if not (isinstance(meta, dict) and len(parts) == 3 and parts[0] == "payload" and parts[1] in m["sites"]
+                and _PAYLOAD_FILE.match(parts[2])
+                and isinstance(meta.get("size"), int) and isinstance(meta.get("sha256"), str)
+                and isinstance(meta.get("store"), str) and meta.get("store") in m["sites"][parts[1]]["stores"]):
+            raise UsageError(f"archive manifest: payload entry {rel!r} is malformed")
     if set(payload) != names - {"manifest.json"}:
         raise UsageError("archive payload files do not match its manifest "
                          f"(missing: {sorted(set(payload) - names)}, extra: {sorted(names - set(payload) - {'manifest.json'})})")
+    sizes = {mem.name: mem.size for mem in members}
     for rel, meta in payload.items():
-        data = tar.extractfile(rel).read()
-        if len(data) != meta.get("size") or hashlib.sha256(data).hexdigest() != meta.get("sha256"):
+        if sizes[rel] != meta["size"]:  # checked before reading: no unbounded reads
+            raise UsageError(f"archive file {rel} does not match its manifest (tampered or damaged)")
+        h = hashlib.sha256()
+        f = tar.extractfile(rel)
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+        if h.hexdigest() != meta["sha256"]:
             raise UsageError(f"archive file {rel} does not match its manifest (tampered or damaged)")
         if meta.get("site") != rel.split("/")[1]:
             raise UsageError(f"archive file {rel} is filed under the wrong site")
@@ -413,8 +446,13 @@ def import_(target: Target, path: Path, engine: Engine, name: str | None = None,
     except (tarfile.TarError, OSError) as e:
         raise UsageError(f"{path}: not a sitectl snapshot archive ({e})") from None
     with tar:
-        m = _check_archive(tar, target)
+        try:
+            m = _check_archive(tar, target)
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise UsageError(f"{path}: damaged archive ({e})") from None
         name = check_snapshot_name(name or m["name"])
+        if manifest_path(target, name).is_file():
+            raise UsageError(f"snapshot {name!r} exists; delete it first or import with --name NEW")
         engine.ping()
         for site_name in m["sites"]:
             site = target.stack.sites[site_name]

@@ -44,16 +44,31 @@ def load_tasks(path: Path) -> list[dict]:
     Raises:
         UsageError: missing file, malformed JSON, or not a list of tasks (the file is named).
     """
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory, not a task file")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except json.JSONDecodeError as e:
         raise UsageError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
     if isinstance(data, dict):
         data = [data]
-    if not isinstance(data, list) or not all(isinstance(t, dict) and "start_url" in t for t in data):
-        raise UsageError(f"{path}: not a WebArena task file (a list of objects with start_url)")
+    if not isinstance(data, list) or not data:
+        raise UsageError(f"{path}: not a WebArena task file (a non-empty list of task objects)")
+    for i, task in enumerate(data):
+        where = f"{path}: task #{i}" + (f" (task_id {task.get('task_id')!r})" if isinstance(task, dict) else "")
+        if not isinstance(task, dict):
+            raise UsageError(f"{where}: not an object")
+        if not isinstance(task.get("start_url"), str):
+            raise UsageError(f"{where}: field 'start_url' must be a string")
+        if task.get("storage_state") is not None and not isinstance(task["storage_state"], str):
+            raise UsageError(f"{where}: field 'storage_state' must be a string or null")
+        sites = task.get("sites", [])
+        if not isinstance(sites, list) or not all(isinstance(s, str) for s in sites):
+            raise UsageError(f"{where}: field 'sites' must be a list of site names")
     return data
 
 
@@ -99,7 +114,11 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0) -> dic
     url_status: dict[str, str | None] = {}
 
     def check_url(url: str) -> str | None:
-        o = urlsplit(url)
+        try:
+            o = urlsplit(url)
+            o.port  # noqa: B018 - raises on a malformed port
+        except ValueError as e:
+            return f"start URL {url!r} is malformed ({e})"
         site = by_origin.get(f"{o.scheme}://{o.netloc}")
         if site is None:
             return f"start URL {url} is on no site of the stack"
@@ -121,7 +140,10 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0) -> dic
                        if not _TOKEN.search(u)})
     # Log in first, one site at a time, so concurrent URL checks share sessions.
     for u in all_urls:
-        o = urlsplit(u)
+        try:
+            o = urlsplit(u)
+        except ValueError:
+            continue  # reported by check_url
         site = by_origin.get(f"{o.scheme}://{o.netloc}")
         if site is not None:
             try:

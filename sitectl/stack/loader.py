@@ -62,8 +62,11 @@ def _read_yaml(path: Path) -> tuple[object, yaml.Node | None]:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise StackError(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise StackError(f"{path}: not UTF-8 text (byte {e.start})") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+        _no_duplicate_keys(path, node)
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
@@ -71,6 +74,22 @@ def _read_yaml(path: Path) -> tuple[object, yaml.Node | None]:
         problem = getattr(e, "problem", None) or str(e)
         raise StackError(f"{where}: malformed YAML: {problem}") from None
     return data, node
+
+
+def _no_duplicate_keys(path: Path, node) -> None:
+    """A key given twice in one mapping is an error (YAML loaders keep the last silently)."""
+    if isinstance(node, yaml.MappingNode):
+        seen = {}
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode):
+                if k.value in seen:
+                    raise StackError(f"{path}:{k.start_mark.line + 1}: key {k.value!r} given twice "
+                                     f"(first at line {seen[k.value]})")
+                seen[k.value] = k.start_mark.line + 1
+            _no_duplicate_keys(path, v)
+    elif isinstance(node, yaml.SequenceNode):
+        for v in node.value:
+            _no_duplicate_keys(path, v)
 
 
 def _validation_error(path: Path, node, err: ValidationError, what: str) -> StackError:

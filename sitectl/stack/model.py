@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import re
+import string
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -42,12 +43,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _check_placeholders(value: str) -> str:
-    for name in re.findall(r"\{([^{}]*)\}", value):
-        if name not in _PLACEHOLDERS:
-            raise ValueError(
-                f"unknown placeholder {{{name}}} (known: {', '.join(sorted(_PLACEHOLDERS))})"
-            )
+def _check_placeholders(value: str, known: set[str] = _PLACEHOLDERS) -> str:
+    """Raise ValueError unless every ``{...}`` in ``value`` is a bare known name (no format
+    spec, conversion, attribute or index) and braces are balanced (``{{``/``}}`` escape them)."""
+    try:
+        parts = list(string.Formatter().parse(value))
+    except ValueError as e:
+        raise ValueError(f"bad braces in {value!r}: {e}") from None
+    for _, name, spec, conv in parts:
+        if name is None:
+            continue
+        if name not in known or spec or conv:
+            shown = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+            raise ValueError(f"unknown placeholder {shown} (known: {', '.join(sorted(known))})")
     return value
 
 
@@ -131,6 +139,12 @@ class ImageBuild(_Strict):
     #: on the image as label ``sitectl.source``; an image whose label differs is rebuilt.
     inputs: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _placeholders(self) -> "ImageBuild":
+        for v in [self.tag, *self.requires, *self.args.values()]:
+            _check_placeholders(v, {"seed", "scale"})
+        return self
+
 
 class Site(_Strict):
     """One site of a stack. ``name`` is the WebArena site key (``shopping``, ``reddit``...)."""
@@ -178,6 +192,25 @@ class Site(_Strict):
             m = _PORT_RE.match(p)
             if not m or not all(1 <= int(x) <= 65535 for x in m.groups()):
                 raise ValueError(f"{p!r} is not HOST:CONTAINER with ports 1-65535")
+        return v
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str) -> str:
+        return _check_placeholders(v, {"seed", "scale"})
+
+    @field_validator("environment")
+    @classmethod
+    def _environment(cls, v: dict[str, str]) -> dict[str, str]:
+        for val in v.values():
+            _check_placeholders(val)
+        return v
+
+    @field_validator("volumes")
+    @classmethod
+    def _volumes(cls, v: list[str]) -> list[str]:
+        for val in v:
+            _check_placeholders(val)
         return v
 
     @field_validator("url")

@@ -1,0 +1,105 @@
+"""Bad input that needs no Docker engine: each case is one clear error and a non-zero exit,
+never a traceback. (Cases found by an adversarial review; docker-side cases are in
+test_bad_input_docker.py and test_reset_delta.py.)"""
+import json
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from sitectl.cli import main
+
+SITE = """\
+name: x
+sites:
+  home:
+    kind: homepage
+    env_var: HOMEPAGE
+    image: {image}
+    container: home
+    ports: ["24399:4399"]
+    url: "{url}"
+    environment: {{A: "{env}"}}
+    volumes: ["{vol}:/x"]
+"""
+
+
+def stack(tmp_path, **kw):
+    vals = {"image": "img", "url": "{origin}", "env": "v", "vol": "/tmp"} | kw
+    p = tmp_path / "s.yaml"
+    p.write_text(SITE.format(**vals))
+    return p
+
+
+def run(*args):
+    r = CliRunner().invoke(main, list(args))
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    return r.exit_code, r.output
+
+
+@pytest.mark.parametrize("field,value", [
+    ("env", "{{__class__}}"), ("vol", "{{__class__}}"), ("image", "img:{{__class__}}"),
+    ("url", "{{origin}}}}"), ("url", "{{origin!r}}"), ("url", "{{origin:>9}}"), ("url", "{{0}}"),
+])
+def test_bad_placeholders_are_load_errors(tmp_path, field, value):
+    code, out = run("plan", "--stack", str(stack(tmp_path, **{field: value.replace("{{", "{").replace("}}", "}")})))
+    assert code == 2 and "invalid stack file" in out, out
+
+
+def test_not_utf8_and_duplicate_keys(tmp_path):
+    p = tmp_path / "bin.yaml"
+    p.write_bytes(b"\xff\xfe\x00name: x")
+    assert run("plan", "--stack", str(p))[0] == 2
+    d = tmp_path / "dup.yaml"
+    d.write_text("name: a\nname: b\nsites: {}\n")
+    code, out = run("plan", "--stack", str(d))
+    assert code == 2 and "given twice" in out
+
+
+@pytest.mark.parametrize("host", ["127.1", "2130706433", "0.0.0.0", "", "a b", "x:80", "http://x"])
+def test_hosts_refused(host):
+    r = CliRunner().invoke(main, ["env", "--host", host, "--json"])
+    assert r.exit_code == 2 and "error" in json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("host", ["LOCALHOST", "shop.localhost", "127.0.0.2"])
+def test_loopback_names_publish_on_loopback_only(host):
+    code, out = run("plan", "--stack", "webarena", "--host", host, "--json", "shopping")
+    assert code == 0
+    assert "127.0.0.1:7770:80" in json.loads(out)["commands"][0]["run"]
+
+
+@pytest.mark.parametrize("text", ["instance: abc", "instance: 1.9", "instance: true", "seed: [1]", "seed: -3"])
+def test_config_values_are_typed(tmp_path, text):
+    c = tmp_path / "c.yaml"
+    c.write_text(text + "\n")
+    code, out = run("env", "--config", str(c))
+    assert code == 2 and ("must be" in out or "seed" in out), out
+
+
+@pytest.mark.parametrize("task,words", [
+    ({"start_url": 5}, "start_url"), ({"start_url": "x", "storage_state": 5}, "storage_state"),
+    ({"start_url": "x", "sites": "home"}, "sites"), ({"start_url": "x", "sites": [["a"]]}, "sites"),
+])
+def test_task_file_fields_are_checked(tmp_path, task, words):
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps([task]))
+    code, out = run("tasks", "check", str(f))
+    assert code == 2 and words in out, out
+
+
+def test_click_usage_errors_are_json_with_json(tmp_path):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", "import sys; from sitectl.cli import run; sys.argv=['sitectl','env','--scale','huge','--json']; run()"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "huge" in json.loads(r.stdout)["error"]
+
+
+def test_export_to_a_missing_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("SITECTL_SNAPSHOTS_DIR", str(tmp_path / "snaps"))
+    (tmp_path / "snaps/i0/s1").mkdir(parents=True)
+    (tmp_path / "snaps/i0/s1/manifest.json").write_text(json.dumps({"name": "s1", "sites": {}}))
+    code, out = run("snapshot", "export", "s1", str(tmp_path / "no/such/x.tgz"))
+    assert code == 2 and "does not exist" in out
