@@ -88,3 +88,27 @@ def test_engine_not_running(monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     r = CliRunner().invoke(main, ["status"])
     assert r.exit_code == 3 and "Docker engine is not running" in r.output, r.output
+
+
+def test_images_load_reads_official_archives(engine, scratch_stack, tmp_path):
+    """`sitectl images load DIR` docker-loads each site's image_archive found in DIR.
+
+    The archive here is made with `docker save` from the local base image under a new tag,
+    standing in for WebArena's .tar files (which cannot be fetched here)."""
+    tag = "sitectl/load-probe:1"
+    engine.docker.image.tag("sitectl/base:bookworm", tag)
+    engine.docker.image.save(tag, output=tmp_path / "load-probe.tar")
+    engine.docker.image.remove(tag)
+    assert not engine.image_exists(tag)
+    p = scratch_stack(HOMEPAGE.format(image=tag, port=free_port(), timeout=30,
+                                      extra="image_archive: load-probe.tar"))
+    r = CliRunner().invoke(main, ["images", "load", str(tmp_path), "--stack", str(p), "--json",
+                                  "--instance", str(SCRATCH_INSTANCE)])
+    assert r.exit_code == 0, r.output
+    import json
+
+    assert json.loads(r.stdout)["archives"][0]["status"] == "loaded"
+    assert engine.image_exists(tag)
+    r = CliRunner().invoke(main, ["images", "load", str(tmp_path / "nope"), "--stack", str(p)])
+    assert r.exit_code == 2 and "not a directory" in r.output
+    engine.docker.image.remove(tag)
