@@ -22,7 +22,8 @@ from sitectl.ops import tasks as taskmod
 from sitectl.progress import Reporter
 from sitectl.target import Target, resolve_target
 
-out = Console(highlight=False, soft_wrap=True)
+# Piped output is not cut at 80 columns (URLs and messages stay whole).
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 
 def _recorded_host(instance: int | None) -> str | None:
@@ -114,6 +115,7 @@ def status(target: Target, as_json: bool, sites):
     if as_json:
         return {"stack": target.stack.name, "host": target.host, "instance": target.instance, "sites": rows}
     t = Table("site", "container", "state", "healthy", "url", "detail")
+    t.columns[4].overflow = "fold"
     for r in rows:
         t.add_row(r["site"], r["container"], r["state"], "yes" if r["healthy"] else "[red]no[/red]", r["url"],
                   escape(r["detail"]))

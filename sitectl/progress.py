@@ -1,6 +1,7 @@
 """Progress reporting for long operations (to stderr, so ``--json`` output stays clean)."""
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -16,7 +17,8 @@ class Reporter:
 
     def __init__(self, quiet: bool = False, console: Console | None = None):
         self.quiet = quiet
-        self.console = console or Console(stderr=True, highlight=False)
+        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True,
+                                          width=None if sys.stderr.isatty() else 200)
         self.t0 = time.monotonic()
         self._lock = threading.Lock()
 
