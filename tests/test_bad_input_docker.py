@@ -5,7 +5,10 @@ import pytest
 from click.testing import CliRunner
 
 from sitectl.cli import main
+from sitectl.target import PORT_STEP
 from tests.conftest import SCRATCH_INSTANCE
+
+OFFSET = PORT_STEP * SCRATCH_INSTANCE  # instance N publishes declared ports + 100 * N
 
 pytestmark = pytest.mark.docker
 
@@ -28,20 +31,27 @@ def cli(*args):
 
 
 def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A declared port whose instance-7 host port (port + 700) is free now."""
+    while True:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        if port - OFFSET > 1024:
+            return port - OFFSET
 
 
 def test_host_port_in_use(mini, scratch_stack):
-    holder = socket.socket()
-    holder.bind(("127.0.0.1", 0))
+    while True:  # a held port whose declared port (held - 700) is a valid port
+        holder = socket.socket()
+        holder.bind(("127.0.0.1", 0))
+        port = holder.getsockname()[1]
+        if port - OFFSET > 1024:
+            break
+        holder.close()
     holder.listen()
-    port = holder.getsockname()[1]
     try:
-        p = scratch_stack(HOMEPAGE.format(image="sitectl/mini-homepage:0.1", port=port, timeout=30, extra=""))
+        p = scratch_stack(HOMEPAGE.format(image="sitectl/mini-homepage:0.1", port=port - OFFSET, timeout=30, extra=""))
         r = cli("up", "--stack", str(p))
         assert r.exit_code == 3, r.output
         assert f"host port {port} is already in use" in r.output and "'home'" in r.output
@@ -50,8 +60,8 @@ def test_host_port_in_use(mini, scratch_stack):
 
 
 def test_port_held_by_a_container_is_named(mini, scratch_stack):
-    # The mini stack's homepage holds 4399.
-    p = scratch_stack(HOMEPAGE.format(image="sitectl/mini-homepage:0.1", port=4399, timeout=30, extra=""))
+    # The mini stack's homepage holds 4399; instance 7 publishes the declared port + 700.
+    p = scratch_stack(HOMEPAGE.format(image="sitectl/mini-homepage:0.1", port=4399 - OFFSET, timeout=30, extra=""))
     r = cli("up", "--stack", str(p))
     assert r.exit_code == 3 and "in use by container 'homepage'" in r.output, r.output
 
