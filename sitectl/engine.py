@@ -82,6 +82,7 @@ class ContainerInfo:
     exit_code: int | None
     image: str
     labels: dict[str, str]
+    image_id: str = ""
 
 
 class Engine:
@@ -124,6 +125,13 @@ class Engine:
         """True when ``tag`` is present locally."""
         return self.docker.image.exists(tag)
 
+    def image_id(self, tag: str) -> str | None:
+        """The id (``sha256:...``) of local image ``tag``, or None."""
+        try:
+            return str(self.docker.image.inspect(tag).id)
+        except DockerException:
+            return None
+
     def image_label(self, tag: str, key: str) -> str | None:
         """Label ``key`` of local image ``tag`` (None when the image or the label is absent)."""
         try:
@@ -146,14 +154,26 @@ class Engine:
         except DockerException as e:
             raise EngineError(f"building image {tag} failed:\n{_tail(e, 30)}") from None
 
-    def load_archive(self, path: Path) -> list[str]:
+    def load_archive(self, path: Path, on_bytes=None) -> list[str]:
         """``docker load`` an image archive (``.tar``); return the loaded image names.
+
+        Args:
+            on_bytes: called with the number of bytes sent so far (progress), or None.
 
         Raises:
             EngineError: the archive is unreadable or not an image archive.
         """
+        def chunks():
+            sent = 0
+            with open(path, "rb") as f:
+                while block := f.read(16 << 20):
+                    sent += len(block)
+                    if on_bytes:
+                        on_bytes(sent)
+                    yield block
+
         try:
-            return self.docker.image.load(path, quiet=True)
+            return self.docker.image.load(chunks(), quiet=True)
         except DockerException as e:
             raise EngineError(f"docker load {path} failed: {_one_line(e)}") from None
 
@@ -186,6 +206,7 @@ class Engine:
             exit_code=st.exit_code,
             image=c.config.image,
             labels=dict(c.config.labels or {}),
+            image_id=str(c.image),
         )
 
     def containers(self, labels: dict[str, str]) -> list[ContainerInfo]:

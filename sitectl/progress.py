@@ -30,4 +30,23 @@ class Reporter:
             self.console.print(f"[dim]{time.monotonic() - self.t0:6.1f}s[/dim] [bold]{site:<15}[/bold] {message}")
 
 
+    def bytes_bar(self, site: str, label: str, total: int):
+        """A context manager yielding ``update(done_bytes)`` that draws a transfer bar."""
+        from contextlib import contextmanager
+
+        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+        @contextmanager
+        def bar():
+            if self.quiet:
+                yield lambda done: None
+                return
+            with Progress("[bold]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                          TimeRemainingColumn(), console=self.console, transient=False) as prog:
+                task = prog.add_task(f"{site:<15} {label}", total=total)
+                yield lambda done: prog.update(task, completed=done)
+
+        return bar()
+
+
 QUIET = Reporter(quiet=True)

@@ -156,9 +156,8 @@ def load_archives(target: Target, directory: Path, engine: Engine, reporter: Rep
         elif not f.is_file():
             out.append({"site": s.name, "archive": str(f), "status": "missing"})
         else:
-            size = f.stat().st_size / 2**30
-            reporter.step(s.name, f"docker load {f.name} ({size:.1f} GiB)")
-            engine.load_archive(f)
+            with reporter.bytes_bar(s.name, f"docker load {f.name}", f.stat().st_size) as update:
+                engine.load_archive(f, on_bytes=update)
             reporter.step(s.name, f"loaded {target.image(s)}")
             out.append({"site": s.name, "archive": str(f), "status": "loaded"})
     return out
@@ -239,8 +238,9 @@ def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QU
                 f"site {site.name!r} runs for host {info.labels.get('sitectl.host')!r}, not {target.host!r}; "
                 f"use --host {info.labels.get('sitectl.host')}, or `sitectl down` then `sitectl up --host {target.host}`"
             )
-    if info is not None and (recreate or info.image != target.image(site)):
-        reporter.step(site.name, f"removing container {name}")
+    rebuilt = info is not None and info.image_id and info.image_id != engine.image_id(target.image(site))
+    if info is not None and (recreate or info.image != target.image(site) or rebuilt):
+        reporter.step(site.name, f"removing container {name}" + (" (its image was rebuilt)" if rebuilt and not recreate else ""))
         engine.remove(name)
         info = None
         from sitectl.ops.snapshots import forget_sites
