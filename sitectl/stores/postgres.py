@@ -28,6 +28,9 @@ from sitectl.stores.mysql import q_value
 from sitectl.stores.transport import ExecTransport
 
 MAX_KEYS_PER_TABLE = 5000
+#: Up to this many logged keys in all, they are read with the detection and put in the restore
+#: statement as literals (the planner then always uses the primary-key index).
+MAX_INLINE_KEYS = 2000
 #: Folder inside the container for files a snapshot keeps outside the database.
 SNAP_DIR = "/var/lib/sitectl/snapshots"
 _APP_SCHEMAS = "n.nspname NOT IN ('pg_catalog','information_schema','sitectl') AND n.nspname NOT LIKE 'pg\\_%' AND n.nspname NOT LIKE 'sitectl\\_s\\_%'"
@@ -96,6 +99,31 @@ SEQUENCES_SQL = f"""
 SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'S' AND {_APP_SCHEMAS} ORDER BY 1"""
+
+
+def _group(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k, v in pairs:
+        out.setdefault(k, []).append(v)
+    return out
+
+
+def _literal_keys(keys: list[str] | None, cols: list[list[str]]) -> str | None:
+    """The logged keys of one table as SQL literals cast to the key columns' types
+    (``'5'::bigint`` or ``('a'::text, '2'::integer)``), or None when they are not all there
+    or a TRUNCATE was logged (``null``)."""
+    import json
+
+    if not keys or "null" in keys:
+        return None
+    out = []
+    for k in keys:
+        vals = json.loads(k)
+        if not isinstance(vals, list) or len(vals) != len(cols) or any(v is None for v in vals):
+            return None
+        lit = [f"{q_value(v if isinstance(v, str) else json.dumps(v))}::{typ}" for v, (_, typ) in zip(vals, cols)]
+        out.append(lit[0] if len(lit) == 1 else "(" + ", ".join(lit) + ")")
+    return ", ".join(out)
 
 
 def _qname(tbl: str) -> str:
@@ -172,6 +200,9 @@ class PostgresStore(Store):
         self.t.run([*self._dump_argv(), "-f", self._schema_file(name)], f"{self.label} schema dump")
         parts = [f"DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};"]
         parts += [f"CREATE TABLE {s}.{_qname(t)} AS TABLE {t};" for t, _, _ in tables]
+        # Index each copy by its primary key: a delta restore reads only the changed rows.
+        parts += [f"CREATE INDEX ON {s}.{_qname(t)} ({', '.join(c.split(' ', 1)[0] for c in pk.split(','))});"
+                  for t, pk, _ in tables if pk]
         parts.append(f"CREATE TABLE {s}.__sequences AS {self._sequence_values_sql(seqs)};")
         parts.append(f"CREATE TABLE {s}.__tables AS SELECT * FROM ({TABLES_SQL}) t;")
         self.sql("\n".join(parts), f"snapshot {name}")
@@ -200,6 +231,7 @@ class PostgresStore(Store):
         s = self.snap_schema(name)
         sql = ("SELECT 'M', snapshot, '' FROM sitectl.meta UNION ALL "
                "SELECT 'K', tbl, count(*)::text FROM sitectl.changes GROUP BY tbl UNION ALL "
+               f"SELECT 'R', tbl, pk::text FROM sitectl.changes WHERE (SELECT count(*) FROM sitectl.changes) <= {MAX_INLINE_KEYS} UNION ALL "
                "SELECT 'B', tbl, defn FROM sitectl.baseline UNION ALL "
                f"SELECT 'S', tbl, defn FROM ({TABLES_SQL}) t UNION ALL "
                f"SELECT 'Q', COALESCE(v.s, g.{self._seqcol(0)}), 'x' FROM sitectl.sequences() v "
@@ -227,7 +259,8 @@ class PostgresStore(Store):
                         *(f"sequence {q}" for q in seq_changed)})
         return Changes(items, {"keys": {t: n for t, n in keys.items() if t not in ddl}, "ddl": ddl,
                                "sequences": seq_changed, "full": bool(ddl),
-                               "pk": {r[1]: r[2] for r in rows if r[0] == "P"}})
+                               "pk": {r[1]: r[2] for r in rows if r[0] == "P"},
+                               "rows": _group([(r[1], r[2]) for r in rows if r[0] == "R"])})
 
     @staticmethod
     def _seqcol(i: int) -> str:
@@ -257,6 +290,11 @@ class PostgresStore(Store):
                 stmts.append(f"DELETE FROM {tbl}; INSERT INTO {tbl} SELECT * FROM {snap};")
                 continue
             cols = [c.split(" ", 1) for c in pk.split(",")]
+            lits = _literal_keys(changes.detail.get("rows", {}).get(tbl), cols)
+            if lits is not None:
+                where = f"({', '.join('x.' + c for c, _ in cols)}) IN ({lits})" if len(cols) > 1 else f"x.{cols[0][0]} IN ({lits})"
+                stmts.append(f"DELETE FROM {tbl} x WHERE {where}; INSERT INTO {tbl} SELECT x.* FROM {snap} x WHERE {where};")
+                continue
             keyset = f"(SELECT pk FROM sitectl.changes WHERE tbl = {q_value(tbl)} AND pk <> 'null')"
             whole = f"EXISTS (SELECT 1 FROM sitectl.changes WHERE tbl = {q_value(tbl)} AND pk = 'null')"
             match = " AND ".join(f"x.{c} = (k.pk ->> {i})::{typ}" for i, (c, typ) in enumerate(cols))
