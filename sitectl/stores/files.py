@@ -27,16 +27,16 @@ SNAPSHOT_SH = r"""
 live=$1; snap=$2; list=$3
 rm -rf -- "$snap" && mkdir -p -- "$snap" || exit 1
 if [ -d "$live" ]; then cp -a -- "$live/." "$snap/" || exit 1; fi
-find "$snap" -mindepth 1 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n' | sort > "$list" || exit 1
+find "$snap" -mindepth 1 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n' | LC_ALL=C sort > "$list" || exit 1
 du -sb -- "$snap" | cut -f1
 """
 
-# $1 = live folder, $2 = listing file: prints the live listing, a separator, the recorded one.
+# $1 = live folder, $2 = listing file: prints only the lines that differ between the live
+# listing and the recorded one (`comm -3`: live-only lines as they are, recorded-only lines
+# after a tab), so an unchanged tree costs one listing inside the container and no transfer.
 LIST_SH = r"""
 [ -f "$2" ] || { echo "no snapshot listing $2" >&2; exit 3; }
-[ -d "$1" ] && find "$1" -mindepth 1 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n' | sort
-echo '@@sitectl-baseline@@'
-cat -- "$2"
+{ [ -d "$1" ] && find "$1" -mindepth 1 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n'; } | LC_ALL=C sort | LC_ALL=C comm -3 - "$2"
 """
 
 # $1 = live, $2 = snapshot, then ops "rm:REL", "cp:REL", "dir:REL", "time:REL".
@@ -115,12 +115,13 @@ class FilesStore(Store):
 
     @staticmethod
     def _diff_text(out: str) -> tuple[list[str], list[str], list[str]]:
-        """(changed or deleted, top-most added, folders whose own metadata changed)."""
-        live_txt, _, base_txt = out.partition("@@sitectl-baseline@@\n")
-        live, base = _parse_listing(live_txt), _parse_listing(base_txt)
-        changed = sorted(r for r, v in base.items() if live.get(r) != v and not (v[0] == "d" and r in live and live[r][0] == "d"))
-        dirs = sorted(r for r, v in base.items() if v[0] == "d" and r in live and live[r][0] == "d" and live[r] != v)
-        added = sorted(r for r in live if r not in base)
+        """(changed or deleted, top-most added, folders whose own metadata changed) from the
+        ``comm -3`` output of :data:`LIST_SH`."""
+        live_only = _parse_listing("\n".join(l for l in out.splitlines() if not l.startswith("\t")))
+        base_only = _parse_listing("\n".join(l[1:] for l in out.splitlines() if l.startswith("\t")))
+        dirs = sorted(r for r, v in base_only.items() if v[0] == "d" and live_only.get(r, ("",))[0] == "d")
+        changed = sorted(r for r in base_only if r not in dirs)
+        added = sorted(r for r in live_only if r not in base_only)
         # Keep only the top-most added entries (removing a folder removes its content).
         added_set = set(added)
         top = [r for r in added if not any(r[:i] in added_set for i in range(len(r)) if r[i] == "/")]
