@@ -30,7 +30,7 @@ def _recorded_host(instance: int | None) -> str | None:
     """The host the instance's running containers were made for (label ``sitectl.host``)."""
     try:
         eng = Engine()
-        for c in eng.containers({"sitectl.instance": str(instance or 0)}):
+        for c in eng.iter_containers({"sitectl.instance": str(instance or 0)}):
             if c.labels.get("sitectl.host"):
                 return c.labels["sitectl.host"]
     except Exception:  # noqa: BLE001 - no engine: fall back to config/defaults
@@ -74,7 +74,8 @@ def _fail(message: str, code: int, as_json: bool, payload=None) -> None:
 
 
 def _reporter(as_json: bool) -> Reporter:
-    return Reporter(quiet=False)
+    """Progress goes to stderr, so it is shown with ``--json`` too (stdout stays JSON)."""
+    return Reporter()
 
 
 def _print_sites(rows) -> None:

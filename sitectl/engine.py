@@ -192,12 +192,8 @@ class Engine:
                 pass  # still used by a container that is not ours: leave it
 
     # -- containers ---------------------------------------------------------------------
-    def container(self, name: str) -> ContainerInfo | None:
-        """Inspect container ``name``; None when it does not exist."""
-        try:
-            c = self.docker.container.inspect(name)
-        except NoSuchContainer:
-            return None
+    @staticmethod
+    def _info(c) -> ContainerInfo:
         st = c.state
         return ContainerInfo(
             name=c.name,
@@ -209,15 +205,26 @@ class Engine:
             image_id=str(c.image),
         )
 
+    def container(self, name: str) -> ContainerInfo | None:
+        """Inspect container ``name``; None when it does not exist."""
+        try:
+            return self._info(self.docker.container.inspect(name))
+        except NoSuchContainer:
+            return None
+
+    def iter_containers(self, labels: dict[str, str]):
+        """Containers (running or not) carrying every label of ``labels``, inspected one at a
+        time as the caller iterates (stop early to inspect fewer)."""
+        filters = [("label", f"{k}={v}") for k, v in labels.items()]
+        for c in self.docker.container.list(all=True, filters=filters):
+            try:
+                yield self._info(c)
+            except NoSuchContainer:
+                continue  # removed meanwhile
+
     def containers(self, labels: dict[str, str]) -> list[ContainerInfo]:
         """All containers (running or not) carrying every label of ``labels``."""
-        filters = [("label", f"{k}={v}") for k, v in labels.items()]
-        out = []
-        for c in self.docker.container.list(all=True, filters=filters):
-            info = self.container(c.name)
-            if info:
-                out.append(info)
-        return out
+        return list(self.iter_containers(labels))
 
     def check_ports_free(self, spec: RunSpec, site: str) -> None:
         """Raise ``PortInUse`` when a host port of ``spec`` is taken.

@@ -94,8 +94,8 @@ def run_probe(target: Target, site: Site, probe: Probe, engine: Engine | None) -
             drv = driver_for(site.kind.value, base)
             account = site.account(probe.role)
             session = drv.new_session()
-            drv.login(session, _driver_account(probe.role, account))
-            res = drv.probe_logged_in(session, _driver_account(probe.role, account))
+            drv.login(session, account)
+            res = drv.probe_logged_in(session, account)
             ok = res.ok
             detail = res.detail or f"{res.url} -> {res.final_url} (HTTP {res.status})"
     except LoginError as e:
@@ -105,9 +105,3 @@ def run_probe(target: Target, site: Site, probe: Probe, engine: Engine | None) -
     except (SitectlError, KeyError) as e:
         ok, detail = False, str(e).strip("'\"")
     return ProbeOutcome(site.name, probe.name, ok, detail)
-
-
-def _driver_account(role, account):
-    from sitectl.sites.base import Account
-
-    return Account(role=role, username=account.username, password=account.password)

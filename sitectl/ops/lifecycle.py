@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import concurrent.futures
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_exponential
 
 from sitectl.engine import Engine, RunSpec
-from sitectl.errors import ImageMissing, ProbeTimeout, UsageError
+from sitectl.errors import ImageMissing, ProbeTimeout, SitectlError, UsageError
 from sitectl.probes import ProbeOutcome, probes_of, run_probe
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
@@ -53,7 +54,7 @@ def source_hash(target: Target, tag: str, _memo: dict | None = None) -> str:
     b = target.image_build(tag)
     base = Path(target.stack.path).parent
     h = hashlib.sha256()
-    h.update(json_dumps({k: target.image_ref(v) for k, v in sorted(b.args.items())}).encode())
+    h.update(json.dumps({k: target.image_ref(v) for k, v in b.args.items()}, sort_keys=True).encode())
     for inp in b.inputs or [str(Path(b.dockerfile).parent)]:
         root = base / inp
         files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
@@ -63,12 +64,6 @@ def source_hash(target: Target, tag: str, _memo: dict | None = None) -> str:
         h.update(source_hash(target, target.image_ref(req), memo).encode())
     memo[tag] = h.hexdigest()[:16]
     return memo[tag]
-
-
-def json_dumps(x) -> str:
-    import json
-
-    return json.dumps(x, sort_keys=True)
 
 
 def _current(target: Target, engine: Engine, tag: str, memo: dict) -> bool:
@@ -308,13 +303,9 @@ def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = Q
             reporter.step("snapshot", f"golden snapshot of {', '.join(s.name for s in todo)}")
             snapshots.create(target, snapshots.GOLDEN, todo, engine)
     if errors:
-        if len(errors) > 1:
-            from sitectl.errors import SitectlError
-
-            if all(isinstance(e, SitectlError) for e in errors):
-                first = errors[0]
-                first.args = ("\n".join(str(e) for e in errors),)
-                raise first
+        if len(errors) > 1 and all(isinstance(e, SitectlError) for e in errors):
+            # One error naming every site that failed, with the first one's exit code.
+            errors[0].args = ("\n".join(str(e) for e in errors),)
         raise errors[0]
     return [results[s.name] for s in sites]
 

@@ -11,8 +11,7 @@ from urllib.parse import urlsplit
 import requests
 
 from sitectl.errors import LoginError, SiteUnhealthy, UsageError
-from sitectl.sites import driver_for
-from sitectl.sites.base import Account
+from sitectl.sites import DRIVERS, driver_for
 from sitectl.target import Target
 
 #: Substitution order of WebArena's ``scripts/generate_test_data.py`` (webarena-official.md §2).
@@ -88,8 +87,8 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0) -> dic
     by_origin = {}
     for s in target.stack.sites.values():
         by_origin[f"{urlsplit(target.url(s)).scheme}://{urlsplit(target.url(s)).netloc}"] = s
-    loginable = {n for n, s in target.stack.sites.items() if "default" in s.accounts and s.kind.value in
-                 ("magento-storefront", "magento-admin", "postmill", "gitlab")}
+    loginable = {n for n, s in target.stack.sites.items()
+                 if "default" in s.accounts and DRIVERS[s.kind.value].has_login}
 
     # One logged-in session per site, made lazily and reused (WebArena logs in the same way).
     sessions: dict[str, requests.Session | Exception] = {}
@@ -99,9 +98,8 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0) -> dic
             drv = driver_for(site.kind.value, target.url(site))
             s = drv.new_session()
             if site.name in loginable:
-                a = site.account("default")
                 try:
-                    drv.login(s, Account("default", a.username, a.password))
+                    drv.login(s, site.account("default"))
                 except (LoginError, SiteUnhealthy) as e:
                     sessions[site.name] = e
                     raise

@@ -66,6 +66,8 @@ class SiteDriver:
     base_url: str
     timeout: float = 15.0
     kind: ClassVar[str] = ""
+    #: Whether the site has a login form (the read-only sites do not).
+    has_login: ClassVar[bool] = True
     #: Path of the login page, relative to ``base_url`` ("" when the site has no login).
     login_path: ClassVar[str] = ""
 
@@ -77,6 +79,9 @@ class SiteDriver:
 
     def login(self, session: requests.Session, account: Account) -> None:
         """Log ``account`` in through the site's own HTML login form, into ``session``.
+
+        ``account`` is anything with ``username`` and ``password`` (this module's
+        :class:`Account`, or the stack file's ``sitectl.stack.Account``).
 
         Raises:
             LoginError: the site answered, but refused the credentials.

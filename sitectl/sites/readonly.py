@@ -21,6 +21,8 @@ from sitectl.sites.base import SiteDriver, register
 class ReadOnlyDriver(SiteDriver):
     """A site without login; its health is declared in ``healthchecks/<kind>.yaml``."""
 
+    has_login: ClassVar[bool] = False
+
 
 @register
 class KiwixDriver(ReadOnlyDriver):

@@ -114,9 +114,10 @@ class FilesStore(Store):
         return [["sh", "-c", LIST_SH, "sh", p, self._list_file(name, i)] for i, p in enumerate(self.paths)]
 
     @staticmethod
-    def _diff_text(out: str) -> tuple[list[str], list[str], list[str]]:
-        """(changed or deleted, top-most added, folders whose own metadata changed) from the
-        ``comm -3`` output of :data:`LIST_SH`."""
+    def _diff_text(out: str) -> tuple[list[str], list[str], list[str], dict[str, str]]:
+        """(changed or deleted, top-most added, folders whose own metadata changed, the recorded
+        type of each changed entry) from the ``comm -3`` output of :data:`LIST_SH`. A deleted
+        folder's content is missing too, so it is listed among the changed entries."""
         live_only = _parse_listing("\n".join(l for l in out.splitlines() if not l.startswith("\t")))
         base_only = _parse_listing("\n".join(l[1:] for l in out.splitlines() if l.startswith("\t")))
         dirs = sorted(r for r, v in base_only.items() if v[0] == "d" and live_only.get(r, ("",))[0] == "d")
@@ -125,9 +126,9 @@ class FilesStore(Store):
         # Keep only the top-most added entries (removing a folder removes its content).
         added_set = set(added)
         top = [r for r in added if not any(r[:i] in added_set for i in range(len(r)) if r[i] == "/")]
-        return changed, top, dirs
+        return changed, top, dirs, {r: base_only[r][0] for r in changed}
 
-    def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str]]:
+    def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str], dict[str, str]]:
         (res,) = self.t.run_many([self.changes_argvs(name)[i]], f"list {self.paths[i]}")
         return self._diff_text(self._checked(res, i))
 
@@ -140,9 +141,9 @@ class FilesStore(Store):
     def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
         items, detail = [], {}
         for i, (p, res) in enumerate(zip(self.paths, results)):
-            changed, added, dirs = self._diff_text(self._checked(res, i))
+            changed, added, dirs, types = self._diff_text(self._checked(res, i))
             if changed or added or dirs:
-                detail[i] = {"changed": changed, "added": added, "dirs": dirs}
+                detail[i] = {"changed": changed, "added": added, "dirs": dirs, "types": types}
                 items += [f"file {p}/{r} (changed or deleted)" for r in changed]
                 items += [f"file {p}/{r} (added)" for r in added]
                 items += [f"folder {p}/{r} (metadata)" for r in dirs if not changed and not added]
@@ -155,23 +156,15 @@ class FilesStore(Store):
         for i, d in changes.detail.items():
             i = int(i)
             if d is None:  # full: the folder becomes the snapshot again
-                changed, added, dirs = self._diff(name, i)
+                changed, added, dirs, types = self._diff(name, i)
             else:
-                changed, added, dirs = d["changed"], d["added"], d["dirs"]
+                changed, added, dirs, types = d["changed"], d["added"], d["dirs"], d["types"]
             ops = [f"rm:{r}" for r in added]
-            # Folders first (shortest paths first), then files; folder times last.
-            base = _parse_listing(self.t.run(["cat", self._list_file(name, i)], "read listing"))
-            for r in sorted(changed, key=lambda x: (x.count("/"), x)):
-                if base[r][0] == "d":
-                    ops.append(f"dir:{r}")
-                    # A deleted folder's content is gone too: copy it back entry by entry.
-                    ops += [f"{'dir' if v[0] == 'd' else 'cp'}:{x}" for x, v in sorted(base.items())
-                            if x.startswith(r + "/") and x not in changed]
-                else:
-                    ops.append(f"cp:{r}")
-            touched_dirs = {r for r in dirs} | {x.rsplit("/", 1)[0] for x in changed + added if "/" in x}
-            touched_dirs |= {r for r in changed if base.get(r, ("",))[0] == "d"}
-            ops += [f"time:{r}" for r in sorted(touched_dirs, key=lambda x: -x.count("/")) if r in base]
+            # Shallowest first (a deleted folder before its content), then folder times last.
+            ops += [f"{'dir' if types[r] == 'd' else 'cp'}:{r}" for r in sorted(changed, key=lambda x: (x.count("/"), x))]
+            touched = set(dirs) | {x.rsplit("/", 1)[0] for x in changed + added if "/" in x}
+            touched |= {r for r in changed if types[r] == "d"}
+            ops += [f"time:{r}" for r in sorted(touched, key=lambda x: -x.count("/"))]
             for chunk in _chunks(ops):
                 self.t.run(["sh", "-c", RESTORE_SH, "sh", self.paths[i], self._snap(name, i), *chunk],
                            f"restore {self.paths[i]}")

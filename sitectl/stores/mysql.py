@@ -278,9 +278,11 @@ class MysqlStore(Store):
                                "autoinc": autoinc, "pk": pks, "golden_ai": golden_ai})
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
-        if not self.exists(name):
-            raise StoreError(f"{self.site}: {self.label} has no snapshot {name!r}")
+        # A missing snapshot makes the change detection fail, which asks for the full path;
+        # only that path checks that the snapshot exists.
         if changes is None or changes.detail.get("full"):
+            if not self.exists(name):
+                raise StoreError(f"{self.site}: {self.label} has no snapshot {name!r}")
             return self._restore_full(name)
         d = changes.detail
         if not changes:

@@ -268,8 +268,11 @@ class PostgresStore(Store):
         return ["\"?column?\"", "last_value", "is_called"][i]
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
-        if not self.exists(name):
-            raise StoreError(f"{self.site}: {self.label} has no snapshot {name!r}")
+        # A missing snapshot makes the change detection fail, which asks for the full path;
+        # only the paths that do not come from a detection check that the snapshot exists.
+        if changes is None or changes.detail.get("full"):
+            if not self.exists(name):
+                raise StoreError(f"{self.site}: {self.label} has no snapshot {name!r}")
         if changes is None:
             changes = self.changes(name)
             if not changes.detail.get("full"):
