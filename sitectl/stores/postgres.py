@@ -316,7 +316,11 @@ class PostgresStore(Store):
     def _fill_sql(self, name: str, tables: list[str]) -> str:
         s = self.snap_schema(name)
         fill = ["SET session_replication_role = replica;"]
-        fill += [f"DELETE FROM {t}; INSERT INTO {t} SELECT * FROM {s}.{_qname(t)};" for t in tables]
+        # One TRUNCATE of every table (foreign keys between them allow no other order-free
+        # way); far cheaper than deleting millions of rows one by one.
+        if tables:
+            fill.append(f"TRUNCATE {', '.join(tables)};")
+        fill += [f"INSERT INTO {t} SELECT * FROM {s}.{_qname(t)};" for t in tables]
         fill.append(f"SELECT setval(g.\"?column?\", g.last_value, g.is_called) FROM {s}.__sequences g;")
         fill.append("DELETE FROM sitectl.changes;")
         return "\n".join(fill)
