@@ -103,3 +103,21 @@ def test_export_to_a_missing_folder(tmp_path, monkeypatch):
     (tmp_path / "snaps/i0/s1/manifest.json").write_text(json.dumps({"name": "s1", "sites": {}}))
     code, out = run("snapshot", "export", "s1", str(tmp_path / "no/such/x.tgz"))
     assert code == 2 and "does not exist" in out
+
+
+@pytest.mark.parametrize("store,message", [
+    ("{kind: postgres, database: d, client: [psql], connect: {port: 5432, user: u}}", "not both"),
+    ("{kind: files, paths: [/x], connect: {port: 5432, user: u}}", "cannot have connect"),
+    ("{kind: mysql, database: d, connect: {port: 70000, user: u}}", "port"),
+    ("{kind: mysql, database: d, connect: {port: 3306, user: 'a b'}}", "user"),
+    ("{kind: postgres, database: d, connect: {port: 5432, user: u, password_env: 'X-Y'}}", "password_env"),
+    ("{kind: postgres, database: d, connect: {port: 5432, user: u, password: hunter2}}", "password"),
+])
+def test_bad_network_store_entries(tmp_path, store, message):
+    """A store's ``connect`` (network session) is checked at load time; a password is never a
+    field (only the name of an environment variable holding it)."""
+    p = tmp_path / "s.yaml"
+    p.write_text(SITE.format(image="img", url="{origin}", env="v", vol="/tmp") + f"    stores: [{store}]\n")
+    code, out = run("plan", "--stack", str(p))
+    assert code == 2 and "invalid stack file" in out and message in out, out
+    assert "hunter2" not in out

@@ -159,6 +159,10 @@ def test_new_and_deleted_files(mini, engine):
     sh(engine, "forum", "sh", "-c", "rm -f /var/www/html/public/submission_images/$(ls /var/www/html/public/submission_images | head -1)")
     sh(engine, "shopping", "sh", "-c", "mkdir -p /var/www/magento2/pub/media/extra/deep && echo y > /var/www/magento2/pub/media/extra/deep/f")
     sh(engine, "shopping", "sh", "-c", "rm -rf /var/www/magento2/pub/media/catalog")
+    # A folder's own mode and a file's content changed in place (its folder's time unchanged).
+    sh(engine, "forum", "chmod", "700", "/var/www/html/public/submission_images")
+    sh(engine, "forum", "sh", "-c", "d=/var/www/html/public/submission_images && f=$(ls $d | grep -v new.png | head -1) && "
+                                    "t=$(stat -c %y $d) && echo z >> $d/$f && touch -d \"$t\" $d")
     reset_and_check(mini, engine, "reddit")
     reset_and_check(mini, engine, "shopping")
 

@@ -25,6 +25,8 @@ from sitectl.errors import SitectlError, UsageError
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
 from sitectl.stores import StoreError, check_snapshot_name, stores_for
+from sitectl.stores.sql import SqlResult
+from sitectl.stores.transport import Command, run_batch
 from sitectl.target import Target
 
 GOLDEN = "golden"
@@ -186,24 +188,67 @@ class SiteReset:
 
 
 def _changes(stores, name, after_restore: bool = False) -> list[tuple]:
-    """Each store's changes, all asked in one round trip into the site's container; with
-    ``after_restore``, the stores' after-restore commands (cache flushes) run first in the
-    same round trip."""
+    """Each store's changes, all asked in one round trip into the site's container (queries of
+    network sessions run on their own connections); with ``after_restore``, the stores'
+    after-restore commands (cache flushes) run first in the same round trip."""
     if not stores:
         return []
-    pre = [a for st in stores for a in st.after_restore_argvs()] if after_restore else []
-    argvs = [st.changes_argvs(name) for st in stores]
-    flat = [a for group in argvs for a in group]
-    results = stores[0].t.run_many(pre + flat, f"{stores[0].site} changes") if pre + flat else []
+    pre = [a for st in stores for a in st.after_restore_requests()] if after_restore else []
+    groups = [st.detect_requests(name) for st in stores]
+    flat = [r for group in groups for r in group]
+    transport = next((st.t for st in stores if st.t is not None), None)
+    results = run_batch(transport, pre + flat, f"{stores[0].site} changes") if pre + flat else []
     for a, (rc, o) in zip(pre, results[:len(pre)]):
         if rc != 0:
-            raise StoreError(f"{stores[0].site}: {a[0]} failed after the restore (exit code {rc}): {o.strip()[-500:]}")
+            raise StoreError(f"{stores[0].site}: {a.argv[0]} failed after the restore (exit code {rc}): {o.strip()[-500:]}")
     results = results[len(pre):]
     out, i = [], 0
-    for st, group in zip(stores, argvs):
+    for st, group in zip(stores, groups):
         out.append((st, st.parse_changes(name, results[i:i + len(group)])))
         i += len(group)
     return out
+
+
+def _failure(result) -> str | None:
+    """The error text of a failed request's result (SQL error, non-zero exit, Redis error)."""
+    if isinstance(result, SqlResult):
+        return None if result.ok else result.error
+    rc, out = result
+    return out.strip()[-500:] or f"exit code {rc}" if rc != 0 or out.lstrip().startswith(("(error)", "ERR")) else None
+
+
+def _restore_in_one_trip(stores, name: str, found: list[tuple]) -> list[str] | None:
+    """Delta restore of every store, cache flushes and the closing check, in this order, in one
+    ``docker exec``. Returns what is still changed afterwards, or None when it cannot be done in
+    one trip (a store needs dependent steps, or a query goes over the network, whose order with
+    the exec batch could not be kept); the caller then takes the step-by-step path.
+
+    Raises:
+        StoreError: a restore or flush command failed (the message names it).
+    """
+    per_store = [st.restore_requests(name, c) if c else [] for st, c in found]
+    if any(r is None for r in per_store):
+        return None
+    restore = [r for rs in per_store for r in rs]
+    flush = [a for st in stores for a in st.after_restore_requests()]
+    # The closing check looks at the changed sets (the whole detection for SQL and Redis; for
+    # folders, every entry the restore touched).
+    groups = [st.check_requests(name, c) for st, c in found]
+    reqs = restore + flush + [r for g in groups for r in g]
+    if any((r.argv if isinstance(r, Command) else r.argv()) is None for r in reqs):
+        return None
+    transport = next(st.t for st in stores if st.t is not None)
+    results = run_batch(transport, reqs, f"{stores[0].site} restore")
+    for what, res in zip(["restore"] * len(restore) + ["flush after the restore"] * len(flush), results):
+        err = _failure(res)
+        if err is not None:
+            raise StoreError(f"{stores[0].site}: {what} failed: {err}")
+    results = results[len(restore) + len(flush):]
+    left, i = [], 0
+    for (st, c), group in zip(found, groups):
+        left += st.parse_check(name, c, results[i:i + len(group)])
+        i += len(group)
+    return left
 
 
 def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, full: bool = False,
@@ -227,11 +272,14 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
         if full or any(c for _, c in found):
             res.method = "full" if full or any(c.detail.get("full") for _, c in found) else "delta"
             reporter.step(site.name, f"{res.method} restore from {name}" + (f": {len(res.changed)} item(s)" if res.changed else ""))
-            todo = [(st, c) for st, c in (found if not full else [(st, None) for st in stores]) if c is None or c]
-            with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
-                list(pool.map(lambda sc: sc[0].restore(name, sc[1]), todo))
-            # Cache flushes and the closing check share one round trip.
-            left = [i for _, c in _changes(stores, name, after_restore=True) for i in c.items]
+            # A delta restores, flushes and checks in one round trip when every store can.
+            left = _restore_in_one_trip(stores, name, found) if res.method == "delta" else None
+            if left is None:
+                todo = [(st, c) for st, c in (found if not full else [(st, None) for st in stores]) if c is None or c]
+                with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+                    list(pool.map(lambda sc: sc[0].restore(name, sc[1]), todo))
+                # Cache flushes and the closing check share one round trip.
+                left = [i for _, c in _changes(stores, name, after_restore=True) for i in c.items]
             if left:
                 res.escalations.append(f"after {res.method}: still changed: {', '.join(left[:5])}")
                 reporter.step(site.name, f"check failed after {res.method}; escalating to full")
@@ -291,7 +339,7 @@ def verify_deep(target: Target, sites: list[Site], engine: Engine, name: str = G
 
 
 # -- portable archives ---------------------------------------------------------------------
-ARCHIVE_FORMAT = 1
+ARCHIVE_FORMAT = 2  # 2: a PostgreSQL payload is one pg_dump archive (its schema text inside)
 _SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 _PAYLOAD_FILE = re.compile(r"^\d+-[A-Za-z0-9_.-]+$")
 
@@ -327,14 +375,21 @@ def export(target: Target, name: str, path: Path, engine: Engine, reporter: Repo
             engine.exec_checked(container, ["mkdir", "-p", stage], f"{site_name}: make {stage}")
             try:
                 for i, st in enumerate(stores_for(site, container, engine)):
-                    p = st.export_payload(name, stage)
+                    # Network sessions write their dump here, beside this process.
+                    local_stage = work / "stage" / f"{site_name}-{i}"
+                    if st.payload_local:
+                        local_stage.mkdir(parents=True)
+                    p = st.export_payload(name, str(local_stage) if st.payload_local else stage)
                     if p is None:
                         continue
                     rel = f"payload/{site_name}/{i}-{p.rsplit('/', 1)[1]}"
                     local = work / rel
                     local.parent.mkdir(parents=True, exist_ok=True)
                     reporter.step(site_name, f"export {st.label}")
-                    engine.copy_from(container, p, local)
+                    if st.payload_local:
+                        shutil.move(p, local)
+                    else:
+                        engine.copy_from(container, p, local)
                     payload[rel] = {"site": site_name, "store": st.label, "size": local.stat().st_size,
                                     "sha256": hashlib.sha256(local.read_bytes()).hexdigest()}
             finally:
@@ -471,6 +526,11 @@ def import_(target: Target, path: Path, engine: Engine, name: str | None = None,
                     raise UsageError(f"archive file {rel} is for store {meta['store']!r}, which site {site.name!r} lacks")
                 local = work / rel.replace("/", "_")
                 local.write_bytes(tar.extractfile(rel).read())
+                if st.payload_local:  # a network session loads it from here
+                    reporter.step(site.name, f"import {st.label}")
+                    loaded.append((st, name))
+                    st.import_payload(name, str(local), m["name"])
+                    continue
                 stage = f"{st.STAGE}/{uuid.uuid4().hex}"
                 engine.exec_checked(container, ["mkdir", "-p", stage], f"{site.name}: make {stage}")
                 try:

@@ -85,14 +85,27 @@ class Step(_Strict):
         return v
 
 
+class Connect(_Strict):
+    """How a SQL store is reached over the network instead of ``docker exec`` (``connect`` of a
+    ``mysql`` or ``postgres`` store): from a process beside the site, e.g. a sidecar sharing the
+    site's network namespace (``host: 127.0.0.1``). The password is read from the environment
+    variable named by ``password_env`` when the store is used; it is never written in the file."""
+
+    host: str = Field(default="127.0.0.1", pattern=r"^[A-Za-z0-9_.:-]{1,253}$")
+    port: int = Field(ge=1, le=65535)
+    user: str = Field(pattern=r"^[A-Za-z0-9_.@-]{1,64}$")
+    password_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+
 class StateStore(_Strict):
     """A place where a site keeps mutable state (``stores`` in the stack file).
 
     Kinds and their fields:
         ``mysql``: ``database``; ``client`` = argv prefix of a privileged ``mysql`` client in
-        the container (default ``[mysql, -u, root]``).
+        the container (default ``[mysql, -u, root]``); or ``connect`` (:class:`Connect`) to
+        reach the server over the network with mysql-connector-python.
         ``postgres``: ``database``; ``client`` = argv prefix of a superuser ``psql`` (default
-        ``[psql, -U, postgres]``).
+        ``[psql, -U, postgres]``); or ``connect`` to use psycopg over the network.
         ``files``: ``paths`` = folders in the container.
         ``redis``: ``client`` = argv prefix of ``redis-cli`` (default ``[redis-cli]``), ``db``.
         ``cache``: ``flush`` = argv run in the container after every restore of the site.
@@ -104,11 +117,17 @@ class StateStore(_Strict):
     client: list[str] | None = None
     flush: list[str] | None = None
     db: int = Field(default=0, ge=0, le=14)
+    connect: Connect | None = None
 
     @model_validator(mode="after")
     def _fields(self) -> "StateStore":
         if self.kind in ("mysql", "postgres") and not self.database:
             raise ValueError(f"a {self.kind} store needs database")
+        if self.connect is not None:
+            if self.kind not in ("mysql", "postgres"):
+                raise ValueError(f"a {self.kind} store cannot have connect (only mysql and postgres stores)")
+            if self.client is not None:
+                raise ValueError("a store takes client (docker exec) or connect (network), not both")
         if self.kind == "files":
             if not self.paths:
                 raise ValueError("a files store needs paths")

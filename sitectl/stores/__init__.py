@@ -10,19 +10,32 @@ from sitectl.stores.files import FilesStore
 from sitectl.stores.mysql import MysqlStore
 from sitectl.stores.postgres import PostgresStore
 from sitectl.stores.redis import RedisStore
+from sitectl.stores.sql import (Endpoint, MysqlExec, MysqlNetwork, PostgresExec, PostgresNetwork, SqlResult,
+                                SqlSession)
 from sitectl.stores.transport import ExecTransport
 
 
+def session_for(site: Site, store, transport: ExecTransport) -> SqlSession:
+    """The SQL session of one ``mysql`` or ``postgres`` store entry: over the network when the
+    entry has ``connect``, else the server's client inside the container."""
+    if store.connect is not None:
+        c = store.connect
+        ep = Endpoint(c.host, c.port, c.user, c.password_env)
+        return (MysqlNetwork if store.kind == "mysql" else PostgresNetwork)(site.name, store.database, ep)
+    return (MysqlExec if store.kind == "mysql" else PostgresExec)(site.name, store.database, transport, store.client)
+
+
 def stores_for(site: Site, container: str, engine: Engine) -> list[Store]:
-    """The stores of ``site`` reached through ``docker exec`` into ``container``, in the order
-    the stack file lists them (cache stores flush after the others restore)."""
+    """The stores of ``site``, in the order the stack file lists them (cache stores flush after
+    the others restore): files, Redis and caches through ``docker exec`` into ``container``,
+    SQL stores through :func:`session_for`."""
     tr = ExecTransport(engine, container, site.name)
     out: list[Store] = []
     for s in site.stores:
         if s.kind == "mysql":
-            out.append(MysqlStore(site.name, tr, s.database, s.client))
+            out.append(MysqlStore(site.name, session_for(site, s, tr)))
         elif s.kind == "postgres":
-            out.append(PostgresStore(site.name, tr, s.database, s.client))
+            out.append(PostgresStore(site.name, session_for(site, s, tr)))
         elif s.kind == "files":
             out.append(FilesStore(site.name, tr, s.paths))
         elif s.kind == "redis":
@@ -32,4 +45,6 @@ def stores_for(site: Site, container: str, engine: Engine) -> list[Store]:
     return out
 
 
-__all__ = ["Changes", "Store", "StoreError", "check_snapshot_name", "stores_for"]
+__all__ = ["Changes", "Endpoint", "MysqlExec", "MysqlNetwork", "MysqlStore", "PostgresExec", "PostgresNetwork",
+           "PostgresStore", "SqlResult", "SqlSession", "Store", "StoreError", "check_snapshot_name", "session_for",
+           "stores_for"]

@@ -1,9 +1,10 @@
 """State stores: the places a site keeps mutable state, each able to snapshot, list what
 changed since the snapshot, restore, and fingerprint.
 
-A store reaches its database or files through a *transport* (``sitectl.stores.transport``):
-``docker exec`` into the site's container (works with the real images as they are). The
-store's logic only sees the transport's small interface, so a network transport can replace it.
+A store reaches its files through ``docker exec`` into the site's container
+(``sitectl.stores.transport``) and its database through a SQL session (``sitectl.stores.sql``):
+the server's client inside the container, or a network connection from a process beside the
+site. The store's logic builds SQL text and never depends on which session runs it.
 
 Snapshots live inside the site's own container (a database, schema or folder per snapshot
 name), so a restore is a server-side copy and the application keeps running.
@@ -81,21 +82,29 @@ class Store(ABC):
             The store's manifest entry: ``{"fingerprint": {...}, "size": bytes, ...}``.
         """
 
+    #: The site's container transport (``docker exec``), or None when the store reaches its
+    #: data only over the network.
+    t = None
+
     def changes(self, name: str) -> Changes:
         """What differs from snapshot ``name`` now (exact: nothing changed is reported empty).
 
-        Runs :meth:`changes_argvs` in one round trip and hands the results to
-        :meth:`parse_changes`; a site batches all its stores' argvs the same way.
+        Runs :meth:`detect_requests` in one round trip and hands the results to
+        :meth:`parse_changes`; a site batches all its stores' requests the same way.
         """
-        argvs = self.changes_argvs(name)
-        return self.parse_changes(name, self.t.run_many(argvs, f"{self.label} changes") if argvs else [])
+        from sitectl.stores.transport import run_batch
 
-    def changes_argvs(self, name: str) -> list[list[str]]:
-        """The commands whose outputs tell what changed (run inside the container)."""
+        reqs = self.detect_requests(name)
+        return self.parse_changes(name, run_batch(self.t, reqs, f"{self.site}: {self.label} changes") if reqs else [])
+
+    def detect_requests(self, name: str) -> list:
+        """The requests (:class:`~sitectl.stores.transport.Command` or a SQL session's
+        :class:`~sitectl.stores.sql.Query`) whose results tell what changed."""
         return []
 
-    def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
-        """Turn the ``(exit code, output)`` of :meth:`changes_argvs` into :class:`Changes`.
+    def parse_changes(self, name: str, results: list) -> Changes:
+        """Turn the results of :meth:`detect_requests` (``(exit code, output)`` of a command,
+        :class:`~sitectl.stores.sql.SqlResult` of a query) into :class:`Changes`.
 
         Raises:
             StoreError: a command failed in a way that says nothing about changes.
@@ -106,6 +115,22 @@ class Store(ABC):
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         """Bring the state back to snapshot ``name``: only ``changes`` when given (delta),
         everything otherwise (full). Returns what was restored."""
+
+    def check_requests(self, name: str, changes: Changes) -> list:
+        """The requests of the closing check after a delta restore of ``changes``: by default
+        the whole detection again."""
+        return self.detect_requests(name)
+
+    def parse_check(self, name: str, changes: Changes, results: list) -> list[str]:
+        """What is left changed after the restore, from the results of :meth:`check_requests`."""
+        return self.parse_changes(name, results).items
+
+    def restore_requests(self, name: str, changes: Changes) -> list | None:
+        """The delta restore of ``changes`` (from :meth:`changes`) as requests, so the site can
+        run every store's restore, the cache flushes and the closing check in one round trip:
+        ``[]`` when there is nothing to do, None when this restore needs dependent steps (then
+        the site calls :meth:`restore`). A request fails by its exit code or SQL error."""
+        return None
 
     @abstractmethod
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
@@ -123,6 +148,13 @@ class Store(ABC):
     #: Folder inside the container where exports and imports are staged.
     STAGE = "/var/lib/sitectl/stage"
 
+    @property
+    def payload_local(self) -> bool:
+        """True when :meth:`export_payload` and :meth:`import_payload` use files beside this
+        process (a network session) rather than inside the container."""
+        s = getattr(self, "s", None)
+        return bool(s is not None and s.files_local)
+
     def export_payload(self, name: str, stage: str) -> str | None:
         """Write snapshot ``name`` of this store to one file under ``stage`` in the container
         and return its path (None when the store has nothing to export)."""
@@ -132,13 +164,15 @@ class Store(ABC):
         """Load a file written by :meth:`export_payload` (of snapshot ``original``) as snapshot
         ``name``."""
 
-    def after_restore_argvs(self) -> list[list[str]]:
+    def after_restore_requests(self) -> list:
         """Commands run after every store of the site restored (caches flush here)."""
         return []
 
     def after_restore(self) -> None:
-        """Run :meth:`after_restore_argvs` (one round trip)."""
-        for rc, out in self.t.run_many(self.after_restore_argvs(), f"{self.label} after restore"):
+        """Run :meth:`after_restore_requests` (one round trip)."""
+        from sitectl.stores.transport import run_batch
+
+        for rc, out in run_batch(self.t, self.after_restore_requests(), f"{self.site}: {self.label} after restore"):
             if rc != 0:
                 raise StoreError(f"{self.site}: {self.label} after restore failed (exit code {rc}): {out.strip()[-500:]}")
 

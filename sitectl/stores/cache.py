@@ -4,7 +4,7 @@ no golden state: stale cache entries would describe rows the restore just put ba
 from __future__ import annotations
 
 from sitectl.stores.base import Changes, Store
-from sitectl.stores.transport import ExecTransport
+from sitectl.stores.transport import Command, ExecTransport
 
 
 class CacheStore(Store):
@@ -25,8 +25,11 @@ class CacheStore(Store):
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         return []
 
-    def after_restore_argvs(self) -> list[list[str]]:
-        return [self.flush]
+    def restore_requests(self, name: str, changes: Changes) -> list | None:
+        return []
+
+    def after_restore_requests(self) -> list:
+        return [Command(self.flush)]
 
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
         return {}

@@ -16,7 +16,7 @@ No shell command is ever built from input: fixed scripts take paths as arguments
 from __future__ import annotations
 
 from sitectl.stores.base import Changes, Store, StoreError
-from sitectl.stores.transport import ExecTransport
+from sitectl.stores.transport import Command, ExecTransport
 
 ROOT = "/var/lib/sitectl/snapshots/files"
 _LIST_FMT = r"%y\t%m\t%U:%G\t%s\t%T@\t%P\n"
@@ -27,7 +27,7 @@ SNAPSHOT_SH = r"""
 live=$1; snap=$2; list=$3
 rm -rf -- "$snap" && mkdir -p -- "$snap" || exit 1
 if [ -d "$live" ]; then cp -a -- "$live/." "$snap/" || exit 1; fi
-find "$snap" -mindepth 1 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n' | LC_ALL=C sort > "$list" || exit 1
+find "$snap" -mindepth 0 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n' | LC_ALL=C sort > "$list" || exit 1
 du -sb -- "$snap" | cut -f1
 """
 
@@ -36,7 +36,7 @@ du -sb -- "$snap" | cut -f1
 # after a tab), so an unchanged tree costs one listing inside the container and no transfer.
 LIST_SH = r"""
 [ -f "$2" ] || { echo "no snapshot listing $2" >&2; exit 3; }
-{ [ -d "$1" ] && find "$1" -mindepth 1 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n'; } | LC_ALL=C sort | LC_ALL=C comm -3 - "$2"
+{ [ -d "$1" ] && find "$1" -mindepth 0 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n'; } | LC_ALL=C sort | LC_ALL=C comm -3 - "$2"
 """
 
 # $1 = live, $2 = snapshot, then ops "rm:REL", "cp:REL", "dir:REL", "time:REL".
@@ -54,6 +54,15 @@ for a in "$@"; do
   esac
 done
 touch -r "$snap" -- "$live"
+"""
+
+# $1 = live folder, then paths "./REL": the listing lines of those that exist (the closing
+# check after a restore looks only at what the restore touched).
+CHECK_SH = r"""
+cd -- "$1" 2>/dev/null || exit 0
+shift
+[ $# -gt 0 ] && find "$@" -maxdepth 0 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%p\n' 2>/dev/null
+exit 0
 """
 
 # $1 = folder: sha256 of every file, symlink targets, and refs of every bare git repository.
@@ -110,26 +119,29 @@ class FilesStore(Store):
             size += int((out.strip().splitlines() or ["0"])[-1] or 0)
         return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths}
 
-    def changes_argvs(self, name: str) -> list[list[str]]:
-        return [["sh", "-c", LIST_SH, "sh", p, self._list_file(name, i)] for i, p in enumerate(self.paths)]
+    def detect_requests(self, name: str) -> list:
+        return [Command(["sh", "-c", LIST_SH, "sh", p, self._list_file(name, i)]) for i, p in enumerate(self.paths)]
 
     @staticmethod
-    def _diff_text(out: str) -> tuple[list[str], list[str], list[str], dict[str, str]]:
+    def _diff_text(out: str) -> tuple[list[str], list[str], list[str], dict[str, tuple]]:
         """(changed or deleted, top-most added, folders whose own metadata changed, the recorded
-        type of each changed entry) from the ``comm -3`` output of :data:`LIST_SH`. A deleted
-        folder's content is missing too, so it is listed among the changed entries."""
+        listing entry of each changed entry and folder) from the ``comm -3`` output of
+        :data:`LIST_SH`. A deleted folder's content is missing too, so it is listed among the
+        changed entries."""
         live_only = _parse_listing("\n".join(l for l in out.splitlines() if not l.startswith("\t")))
         base_only = _parse_listing("\n".join(l[1:] for l in out.splitlines() if l.startswith("\t")))
         dirs = sorted(r for r, v in base_only.items() if v[0] == "d" and live_only.get(r, ("",))[0] == "d")
         changed = sorted(r for r in base_only if r not in dirs)
-        added = sorted(r for r in live_only if r not in base_only)
+        # The folder itself ("") is listed for its own mode, owner and time; it is never
+        # "added" (a listing recorded without it must not make a restore remove the folder).
+        added = sorted(r for r in live_only if r not in base_only and r != "")
         # Keep only the top-most added entries (removing a folder removes its content).
         added_set = set(added)
         top = [r for r in added if not any(r[:i] in added_set for i in range(len(r)) if r[i] == "/")]
-        return changed, top, dirs, {r: base_only[r][0] for r in changed}
+        return changed, top, dirs, {r: base_only[r] for r in changed + dirs}
 
-    def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str], dict[str, str]]:
-        (res,) = self.t.run_many([self.changes_argvs(name)[i]], f"list {self.paths[i]}")
+    def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str], dict[str, tuple]]:
+        (res,) = self.t.run_many([self.detect_requests(name)[i].argv], f"list {self.paths[i]}")
         return self._diff_text(self._checked(res, i))
 
     def _checked(self, res: tuple[int, str], i: int) -> str:
@@ -141,9 +153,9 @@ class FilesStore(Store):
     def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
         items, detail = [], {}
         for i, (p, res) in enumerate(zip(self.paths, results)):
-            changed, added, dirs, types = self._diff_text(self._checked(res, i))
+            changed, added, dirs, recorded = self._diff_text(self._checked(res, i))
             if changed or added or dirs:
-                detail[i] = {"changed": changed, "added": added, "dirs": dirs, "types": types}
+                detail[i] = {"changed": changed, "added": added, "dirs": dirs, "recorded": recorded}
                 items += [f"file {p}/{r} (changed or deleted)" for r in changed]
                 items += [f"file {p}/{r} (added)" for r in added]
                 items += [f"folder {p}/{r} (metadata)" for r in dirs if not changed and not added]
@@ -156,20 +168,56 @@ class FilesStore(Store):
         for i, d in changes.detail.items():
             i = int(i)
             if d is None:  # full: the folder becomes the snapshot again
-                changed, added, dirs, types = self._diff(name, i)
-            else:
-                changed, added, dirs, types = d["changed"], d["added"], d["dirs"], d["types"]
-            ops = [f"rm:{r}" for r in added]
-            # Shallowest first (a deleted folder before its content), then folder times last.
-            ops += [f"{'dir' if types[r] == 'd' else 'cp'}:{r}" for r in sorted(changed, key=lambda x: (x.count("/"), x))]
-            touched = set(dirs) | {x.rsplit("/", 1)[0] for x in changed + added if "/" in x}
-            touched |= {r for r in changed if types[r] == "d"}
-            ops += [f"time:{r}" for r in sorted(touched, key=lambda x: -x.count("/"))]
-            for chunk in _chunks(ops):
-                self.t.run(["sh", "-c", RESTORE_SH, "sh", self.paths[i], self._snap(name, i), *chunk],
-                           f"restore {self.paths[i]}")
+                changed, added, dirs, recorded = self._diff(name, i)
+                d = {"changed": changed, "added": added, "dirs": dirs, "recorded": recorded}
+            for cmd in self._restore_commands(name, i, d):
+                self.t.run(cmd.argv, f"restore {self.paths[i]}")
             done.append(self.paths[i])
         return done
+
+    def check_requests(self, name: str, changes: Changes) -> list:
+        """The listing of only what the restore touched (see :meth:`parse_check`)."""
+        out = []
+        for i, d in changes.detail.items():
+            paths = [f"./{r}" for r in d["added"] + d["changed"] + d["dirs"]]
+            for chunk in _chunks(paths):
+                out.append(Command(["sh", "-c", CHECK_SH, "sh", self.paths[int(i)], *chunk]))
+        return out
+
+    def parse_check(self, name: str, changes: Changes, results: list) -> list[str]:
+        """What the restore left different: an added entry still there, or a changed, deleted
+        or folder entry whose listing (type, mode, owner, size, time) is not the recorded one."""
+        live: dict[str, tuple] = {}
+        for rc, out in results:
+            if rc != 0:
+                return [f"{self.label}: check failed (exit code {rc}): {out.strip()[-200:]}"]
+            live.update(_parse_listing("\n".join(l.replace("\t./", "\t", 1) for l in out.splitlines())))
+        left = []
+        for i, d in changes.detail.items():
+            p = self.paths[int(i)]
+            left += [f"file {p}/{r} (still there)" for r in d["added"] if r in live]
+            left += [f"file {p}/{r} (not restored)" for r in d["changed"] + d["dirs"] if live.get(r) != tuple(d["recorded"][r])]
+        return sorted(left)
+
+    def restore_requests(self, name: str, changes: Changes) -> list | None:
+        if any(d is None for d in changes.detail.values()):
+            return None
+        return [cmd for i, d in changes.detail.items() for cmd in self._restore_commands(name, int(i), d)]
+
+    def _restore_commands(self, name: str, i: int, d: dict) -> list[Command]:
+        """The commands that put folder ``i`` back, given its differences ``d`` (from
+        :meth:`_diff_text`): added entries removed, changed or deleted ones copied back from
+        the snapshot (shallowest first), then folder times (deepest first)."""
+        changed, added, dirs, rec = d["changed"], d["added"], d["dirs"], d["recorded"]
+        ops = [f"rm:{r}" for r in added]
+        # Folders whose own mode or owner changed get them back ("dir"), then their times.
+        ops += [f"{'dir' if r in dirs or rec[r][0] == 'd' else 'cp'}:{r}"
+                for r in sorted(changed + dirs, key=lambda x: (x.count("/"), x))]
+        touched = set(dirs) | {x.rsplit("/", 1)[0] for x in changed + added if "/" in x}
+        touched |= {r for r in changed if rec[r][0] == "d"}
+        ops += [f"time:{r}" for r in sorted(touched, key=lambda x: -x.count("/"))]
+        return [Command(["sh", "-c", RESTORE_SH, "sh", self.paths[i], self._snap(name, i), *chunk])
+                for chunk in _chunks(ops)]
 
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
         out = {}

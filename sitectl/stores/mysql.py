@@ -25,27 +25,10 @@ import hashlib
 import json
 
 from sitectl.stores.base import Changes, Store, StoreError
-from sitectl.stores.transport import ExecTransport
+from sitectl.stores.sql import SqlResult, SqlSession
 
 TRACK_DB = "sitectl"
 MAX_KEYS_PER_TABLE = 2000  # above this a table is restored whole (one statement stays small)
-
-
-def _unescape(v: str) -> str | None:
-    """Undo ``mysql --batch`` escaping (\\t \\n \\\\ \\0); ``NULL`` becomes None."""
-    if v == "NULL":
-        return None
-    out, i = [], 0
-    while i < len(v):
-        c = v[i]
-        if c == "\\" and i + 1 < len(v):
-            n = v[i + 1]
-            out.append({"t": "\t", "n": "\n", "\\": "\\", "0": "\0"}.get(n, n))
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def q_ident(name: str) -> str:
@@ -70,28 +53,31 @@ def _trigger_name(table: str, ev: str) -> str:
 
 
 class MysqlStore(Store):
-    """A MariaDB/MySQL database reached with the ``mysql`` client inside the container.
+    """A MariaDB/MySQL database, reached through a SQL session (``sitectl.stores.sql``): the
+    ``mysql`` client inside the container, or mysql-connector-python over the network.
 
     Args:
-        transport: where commands run.
-        database: the application's database (``magentodb``).
-        client: argv prefix of a privileged client (default ``["mysql", "-u", "root"]``; it
-            must be allowed to create databases and triggers).
+        site: site name, for messages.
+        session: a ``mysql`` :class:`~sitectl.stores.sql.SqlSession` of the application's
+            database (``magentodb``); its account must be allowed to create databases and triggers.
     """
 
     kind = "mysql"
 
-    def __init__(self, site: str, transport: ExecTransport, database: str, client: list[str] | None = None):
-        super().__init__(site, f"mysql:{database}")
-        self.t = transport
-        self.db = database
-        self.client = client or ["mysql", "-u", "root"]
+    def __init__(self, site: str, session: SqlSession):
+        super().__init__(site, f"mysql:{session.database}")
+        self.s = session
+        self.t = getattr(session, "t", None)
+        self.db = session.database
 
     # -- SQL plumbing ---------------------------------------------------------------------
     def sql(self, statements: str, what: str = "SQL") -> list[list[str | None]]:
-        """Run statements (``;``-separated) and return the rows of the output, unescaped."""
-        out = self.t.run([*self.client, "-N", "-B", "-e", statements], f"{self.label} {what}")
-        return [[_unescape(c) for c in line.split("\t")] for line in out.splitlines() if line != ""]
+        """Run statements (``;``-separated) and return the rows of every statement, in order.
+
+        Raises:
+            StoreError: the server refused (names the site and ``what``).
+        """
+        return self.s.query(statements, what)
 
     def snap_db(self, name: str) -> str:
         return f"sitectl_s_{name}"
@@ -241,7 +227,7 @@ class MysqlStore(Store):
                 f"SELECT 'B', tbl, CONCAT_WS(' ', table_id, defn, auto_inc) FROM {TRACK_DB}.baseline "
                 f"WHERE db={q_value(self.db)} UNION ALL " + self._state_sql("S"))
 
-    def changes_argvs(self, name: str) -> list[list[str]]:
+    def detect_requests(self, name: str) -> list:
         sdb = self.snap_db(name)
         # Also the snapshot's primary keys and AUTO_INCREMENT values, so that a restore
         # needs no further round trip.
@@ -249,13 +235,13 @@ class MysqlStore(Store):
                  f" FROM information_schema.statistics WHERE table_schema={q_value(sdb)} AND index_name='PRIMARY'"
                  f" AND table_name IN (SELECT tbl FROM {TRACK_DB}.changes) GROUP BY table_name"
                  f" UNION ALL SELECT 'A', tbl, auto_inc FROM {q_ident(sdb)}.__tables WHERE auto_inc > 0")
-        return [[*self.client, "-N", "-B", "-e", self._changes_sql().rstrip().rstrip(";") + extra]]
+        return [self.s.request(self._changes_sql().rstrip().rstrip(";") + extra)]
 
-    def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
-        ((rc, out),) = results
-        if rc != 0:  # no tracking yet (or the server refused): only a full restore is safe
-            return Changes([f"{self.label}: no change tracking ({out.strip()[-200:]})"], {"full": True})
-        rows = [[_unescape(c) for c in line.split("\t")] for line in out.splitlines() if line != ""]
+    def parse_changes(self, name: str, results: list[SqlResult]) -> Changes:
+        (res,) = results
+        if not res.ok:  # no tracking yet (or the server refused): only a full restore is safe
+            return Changes([f"{self.label}: no change tracking ({res.error[-200:]})"], {"full": True})
+        rows = res.rows
         meta = [r[1] for r in rows if r[0] == "M"]
         if meta != [name]:
             return Changes([f"{self.label}: baseline is not snapshot {name!r}"], {"full": True})
@@ -287,10 +273,31 @@ class MysqlStore(Store):
         d = changes.detail
         if not changes:
             return []
-        sdb = q_ident(self.snap_db(name))
         pk = d.get("pk") or self._pk(self.snap_db(name))
+        self.sql(self._delta_sql(name, d, pk), f"restore rows from {name}")
+        if d["rebuild"] or d["extra"]:
+            self._rebuild_tables(name, d["rebuild"], d["extra"])
+        if d.get("golden_ai") is None:
+            self._restore_autoinc(name, d["autoinc"] + list(d["keys"]))
+        self._refresh_baseline(d["rebuild"] + d["extra"])
+        return changes.items
+
+    def restore_requests(self, name: str, changes: Changes) -> list | None:
+        if not changes:
+            return []
+        d = changes.detail
+        if d.get("full") or d["rebuild"] or d["extra"] or d.get("golden_ai") is None or d.get("pk") is None:
+            return None
+        return [self.s.request(self._delta_sql(name, d, d["pk"]))]
+
+    def _delta_sql(self, name: str, d: dict, pk: dict[str, list[str]]) -> str:
+        """Changed rows back by primary key (one transaction, triggers' logging and foreign-key
+        checks off), their change-log entries cleared, then AUTO_INCREMENT counters set back
+        (when the detection read them). Only the keys this restore put back leave the log, so a
+        row changed meanwhile stays logged for the closing check."""
+        sdb = q_ident(self.snap_db(name))
         stmts = ["SET @sitectl_off=1;", "SET FOREIGN_KEY_CHECKS=0;", "START TRANSACTION;"]
-        whole = []
+        whole, cleared = [], []
         for t, keys in d["keys"].items():
             live = q_ident(self.db) + "." + q_ident(t)
             cols = pk.get(t)
@@ -309,24 +316,21 @@ class MysqlStore(Store):
                 where = " OR ".join(conds)
                 stmts.append(f"DELETE FROM {live} WHERE {where};")
                 stmts.append(f"INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)} WHERE {where};")
+                cleared += [f"({q_value(t)},{q_value(k)})" for k in keys]
         for t in whole:
             live = q_ident(self.db) + "." + q_ident(t)
             stmts.append(f"DELETE FROM {live}; INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)};")
-        touched = list(d["keys"])
-        stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl IN ({','.join(map(q_value, touched)) or 'NULL'});")
+        if whole:
+            stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl IN ({','.join(map(q_value, whole))});")
+        for i in range(0, len(cleared), 500):
+            stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE (tbl, pk) IN ({','.join(cleared[i:i + 500])});")
         stmts.append("COMMIT;")
         # AUTO_INCREMENT counters of every touched table (an ALTER commits, so after the rows).
         gai = d.get("golden_ai")
         if gai is not None:
             stmts += [f"ALTER TABLE {q_ident(self.db)}.{q_ident(t)} AUTO_INCREMENT={int(gai[t])};"
-                      for t in sorted(set(d["autoinc"] + touched)) if t in gai and t not in d["rebuild"]]
-        self.sql("\n".join(stmts), f"restore rows from {name}")
-        if d["rebuild"] or d["extra"]:
-            self._rebuild_tables(name, d["rebuild"], d["extra"])
-        if gai is None:
-            self._restore_autoinc(name, d["autoinc"] + touched)
-        self._refresh_baseline(d["rebuild"] + d["extra"])
-        return changes.items
+                      for t in sorted(set(d["autoinc"] + list(d["keys"]))) if t in gai and t not in d["rebuild"]]
+        return "\n".join(stmts)
 
     def _restore_full(self, name: str) -> list[str]:
         """Every table back from the snapshot; tracking re-installed; baseline = ``name``."""
@@ -405,12 +409,10 @@ class MysqlStore(Store):
 
     def export_payload(self, name: str, stage: str) -> str | None:
         out = f"{stage}/mysql-{self.db}.sql"
-        dump = ["mysqldump", *self.client[1:], "--skip-triggers", "--single-transaction", self.snap_db(name)]
-        self.t.run(["sh", "-c", 'out=$1; shift; "$@" > "$out"', "sh", out, *dump], f"{self.label} export")
+        self.s.dump(["--skip-triggers", "--single-transaction", self.snap_db(name)], out, f"{self.label} export")
         return out
 
     def import_payload(self, name: str, path: str, original: str) -> None:
         sdb = q_ident(self.snap_db(name))
         self.sql(f"DROP DATABASE IF EXISTS {sdb}; CREATE DATABASE {sdb};", "create snapshot database")
-        self.t.run(["sh", "-c", 'in=$1; shift; "$@" < "$in"', "sh", path, *self.client, self.snap_db(name)],
-                   f"{self.label} import")
+        self.s.load("mysql", [self.snap_db(name)], path, f"{self.label} import")

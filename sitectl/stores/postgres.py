@@ -6,8 +6,10 @@ PostgreSQL docs on triggers, ``session_replication_role`` and sequence functions
 
 * **Snapshot** ``NAME`` = schema ``sitectl_s_NAME`` in the same database holding a copy of every
   application table (``CREATE TABLE ... AS TABLE``), ``__sequences`` (``last_value``,
-  ``is_called`` of every sequence) and ``__schema`` (the ``pg_dump --schema-only`` text of the
-  application's schemas, for restores after DDL).
+  ``is_called`` of every sequence), ``__tables`` (primary keys and definition digests) and
+  ``__schema`` (the ``pg_dump --schema-only`` text of the application's schemas, line by line,
+  for restores after DDL). Everything a snapshot needs is in the database, so any session
+  (``psql`` in the container or psycopg over the network) can restore what another made.
 * **Change tracking**: a row trigger on every table (its function runs with its owner's
   rights, ``SECURITY DEFINER``, so the application's own role needs no grant) logs the primary key of each inserted,
   updated or deleted row in ``sitectl.changes``; a statement trigger logs TRUNCATE. DDL is
@@ -16,8 +18,8 @@ PostgreSQL docs on triggers, ``session_replication_role`` and sequence functions
 * **Restore**: in one transaction with ``session_replication_role = replica`` (no triggers, no
   foreign-key checks): delete the changed rows by primary key, insert them back from the
   snapshot, ``setval`` each changed sequence. After DDL the application's schemas are
-  re-created from the saved schema text and refilled (the full path). The database and the
-  application keep running.
+  re-created from the saved schema text (run server-side by ``EXECUTE``) and refilled (the full
+  path). The database and the application keep running.
 """
 from __future__ import annotations
 
@@ -25,14 +27,12 @@ import uuid
 
 from sitectl.stores.base import Changes, Store, StoreError
 from sitectl.stores.mysql import q_value
-from sitectl.stores.transport import ExecTransport
+from sitectl.stores.sql import SqlResult, SqlSession
 
 MAX_KEYS_PER_TABLE = 5000
 #: Up to this many logged keys in all, they are read with the detection and put in the restore
 #: statement as literals (the planner then always uses the primary-key index).
 MAX_INLINE_KEYS = 2000
-#: Folder inside the container for files a snapshot keeps outside the database.
-SNAP_DIR = "/var/lib/sitectl/snapshots"
 _APP_SCHEMAS = "n.nspname NOT IN ('pg_catalog','information_schema','sitectl') AND n.nspname NOT LIKE 'pg\\_%' AND n.nspname NOT LIKE 'sitectl\\_s\\_%'"
 
 TRACKING_SQL = r"""
@@ -101,6 +101,13 @@ FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'S' AND {_APP_SCHEMAS} ORDER BY 1"""
 
 
+def pg_value(v) -> str:
+    """A PostgreSQL literal: strings as ``E'...'`` (backslash escapes, whatever
+    ``standard_conforming_strings`` is), numbers and NULL as they are."""
+    lit = q_value(v)
+    return "E" + lit if lit.startswith("'") else lit
+
+
 def _group(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for k, v in pairs:
@@ -121,7 +128,7 @@ def _literal_keys(keys: list[str] | None, cols: list[list[str]]) -> str | None:
         vals = json.loads(k)
         if not isinstance(vals, list) or len(vals) != len(cols) or any(v is None for v in vals):
             return None
-        lit = [f"{q_value(v if isinstance(v, str) else json.dumps(v))}::{typ}" for v, (_, typ) in zip(vals, cols)]
+        lit = [f"{pg_value(v if isinstance(v, str) else json.dumps(v))}::{typ}" for v, (_, typ) in zip(vals, cols)]
         out.append(lit[0] if len(lit) == 1 else "(" + ", ".join(lit) + ")")
     return ", ".join(out)
 
@@ -132,28 +139,30 @@ def _qname(tbl: str) -> str:
 
 
 class PostgresStore(Store):
-    """A PostgreSQL database reached with ``psql`` inside the container.
+    """A PostgreSQL database, reached through a SQL session (``sitectl.stores.sql``): ``psql``
+    inside the container, or psycopg over the network.
 
     Args:
-        transport: where commands run.
-        database: the application's database (``postmill``, ``gitlabhq_production``).
-        client: argv prefix of a superuser client (default ``["psql", "-U", "postgres"]``;
-            GitLab's omnibus wrapper is ``["gitlab-psql"]``).
+        site: site name, for messages.
+        session: a ``postgres`` :class:`~sitectl.stores.sql.SqlSession` of the application's
+            database (``postmill``, ``gitlabhq_production``) as a superuser.
     """
 
     kind = "postgres"
 
-    def __init__(self, site: str, transport: ExecTransport, database: str, client: list[str] | None = None):
-        super().__init__(site, f"postgres:{database}")
-        self.t = transport
-        self.db = database
-        self.client = client or ["psql", "-U", "postgres"]
+    def __init__(self, site: str, session: SqlSession):
+        super().__init__(site, f"postgres:{session.database}")
+        self.s = session
+        self.t = getattr(session, "t", None)
+        self.db = session.database
 
     def sql(self, statements: str, what: str = "SQL") -> list[list[str]]:
-        """Run statements in one transaction; return the last statement's rows."""
-        out = self.t.run([*self.client, "-d", self.db, "-X", "-q", "-A", "-t", "-F", "\t",
-                          "-v", "ON_ERROR_STOP=1", "-c", statements], f"{self.label} {what}")
-        return [line.split("\t") for line in out.splitlines() if line != ""]
+        """Run statements in one transaction; return the rows of every statement, in order.
+
+        Raises:
+            StoreError: the server refused (names the site and ``what``).
+        """
+        return self.s.query(statements, what)
 
     def snap_schema(self, name: str) -> str:
         return f"sitectl_s_{name}"
@@ -165,7 +174,7 @@ class PostgresStore(Store):
     def _sequence_values_sql(self, seqs: list[str]) -> str:
         if not seqs:
             return "SELECT NULL::text, NULL::bigint, NULL::boolean WHERE false"
-        return " UNION ALL ".join(f"SELECT {q_value(s)}, last_value, is_called FROM {s}" for s in seqs)
+        return " UNION ALL ".join(f"SELECT {pg_value(s)}, last_value, is_called FROM {s}" for s in seqs)
 
     # -- tracking -------------------------------------------------------------------------
     def _install_tracking(self, name: str) -> None:
@@ -184,20 +193,18 @@ class PostgresStore(Store):
     def _reset_baseline(self, name: str) -> None:
         self.sql(
             "DELETE FROM sitectl.baseline; DELETE FROM sitectl.changes; DELETE FROM sitectl.meta; "
-            f"INSERT INTO sitectl.meta VALUES ({q_value(name)}); "
+            f"INSERT INTO sitectl.meta VALUES ({pg_value(name)}); "
             f"INSERT INTO sitectl.baseline SELECT tbl, defn FROM ({TABLES_SQL}) t;", "record baseline")
 
     # -- Store API ------------------------------------------------------------------------
     def exists(self, name: str) -> bool:
-        rows = self.sql(f"SELECT count(*) FROM pg_namespace WHERE nspname = {q_value(self.snap_schema(name))}")
+        rows = self.sql(f"SELECT count(*) FROM pg_namespace WHERE nspname = {pg_value(self.snap_schema(name))}")
         return rows[0][0] == "1"
 
     def snapshot(self, name: str) -> dict:
         s = self.snap_schema(name)
         tables = self._tables()
         seqs = [r[0] for r in self.sql(SEQUENCES_SQL, "list sequences")]
-        self.t.run(["mkdir", "-p", SNAP_DIR], f"{self.label} make {SNAP_DIR}")
-        self.t.run([*self._dump_argv(), "-f", self._schema_file(name)], f"{self.label} schema dump")
         parts = [f"DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};"]
         parts += [f"CREATE TABLE {s}.{_qname(t)} AS TABLE {t};" for t, _, _ in tables]
         # Index each copy by its primary key: a delta restore reads only the changed rows.
@@ -205,29 +212,27 @@ class PostgresStore(Store):
                   for t, pk, _ in tables if pk]
         parts.append(f"CREATE TABLE {s}.__sequences AS {self._sequence_values_sql(seqs)};")
         parts.append(f"CREATE TABLE {s}.__tables AS SELECT * FROM ({TABLES_SQL}) t;")
+        parts.append(f"CREATE TABLE {s}.__schema (n serial PRIMARY KEY, line text NOT NULL);")
         self.sql("\n".join(parts), f"snapshot {name}")
+        self.s.dump_into_table(self.DUMP_ARGS, f"{s}.__schema", f"{self.label} schema dump")
         self._install_tracking(name)
         size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
-                        f"ON n.oid = c.relnamespace WHERE n.nspname = {q_value(s)}")
+                        f"ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(s)}")
         return {"fingerprint": self.fingerprint(name), "size": int(size[0][0]), "tables": len(tables)}
 
-    def _schema_file(self, name: str) -> str:
-        return f"{SNAP_DIR}/{self.db}.{name}.schema.sql"
+    #: ``pg_dump --schema-only`` of the application's schemas. ``--clean --if-exists``: the text
+    #: drops each object before re-creating it, so schemas (owners, grants) are kept.
+    DUMP_ARGS = ["--schema-only", "--clean", "--if-exists", "-N", "sitectl", "-N", "sitectl_s_*"]
 
-    def _tool(self, program: str) -> list[str]:
-        """argv prefix of a PostgreSQL client program (``pg_dump``, ``pg_restore``) with the
-        same connection as the store's ``client``: the client's flags with ``psql`` replaced;
-        GitLab's ``gitlab-psql`` wrapper maps to the embedded program over the omnibus socket."""
-        if self.client[0] == "gitlab-psql":
-            return [f"/opt/gitlab/embedded/bin/{program}", "-h", "/var/opt/gitlab/postgresql", "-U", "gitlab-psql"]
-        return [program, *self.client[1:]]
+    def _replay_schema_sql(self, name: str) -> str:
+        """A statement that runs the saved schema text server-side. Lines of ``psql``
+        meta-commands that pg_dump adds (``\\restrict``/``\\unrestrict``, since PostgreSQL 15.14)
+        are left out: they are not SQL."""
+        s = self.snap_schema(name)
+        return (f"DO $sitectl$ BEGIN EXECUTE (SELECT string_agg(line, chr(10) ORDER BY n) FROM {s}.__schema "
+                "WHERE line !~ ('^' || chr(92) || chr(92) || '(un)?restrict [A-Za-z0-9]*$')); END $sitectl$;")
 
-    def _dump_argv(self) -> list[str]:
-        """``pg_dump --schema-only`` of the application's schemas. ``--clean --if-exists``: the
-        text drops each object before re-creating it, so schemas (owners, grants) are kept."""
-        return [*self._tool("pg_dump"), "--schema-only", "--clean", "--if-exists", "-N", "sitectl", "-N", "sitectl_s_*", self.db]
-
-    def changes_argvs(self, name: str) -> list[list[str]]:
+    def detect_requests(self, name: str) -> list:
         s = self.snap_schema(name)
         sql = ("SELECT 'M', snapshot, '' FROM sitectl.meta UNION ALL "
                "SELECT 'K', tbl, count(*)::text FROM sitectl.changes GROUP BY tbl UNION ALL "
@@ -239,13 +244,13 @@ class PostgresStore(Store):
                f"WHERE g.{self._seqcol(1)} IS DISTINCT FROM v.l OR g.{self._seqcol(2)} IS DISTINCT FROM v.c "
                # The snapshot's primary keys of the logged tables: the restore needs no extra trip.
                f"UNION ALL SELECT 'P', g.tbl, g.pk FROM {s}.__tables g WHERE g.tbl IN (SELECT tbl FROM sitectl.changes)")
-        return [[*self.client, "-d", self.db, "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", sql]]
+        return [self.s.request(sql)]
 
-    def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
-        ((rc, out),) = results
-        if rc != 0:  # no tracking yet, or no such snapshot schema
-            return Changes([f"{self.label}: baseline is not snapshot {name!r} ({out.strip()[-200:]})"], {"full": True})
-        rows = [line.split("\t") for line in out.splitlines() if line != ""]
+    def parse_changes(self, name: str, results: list[SqlResult]) -> Changes:
+        (res,) = results
+        if not res.ok:  # no tracking yet, or no such snapshot schema
+            return Changes([f"{self.label}: baseline is not snapshot {name!r} ({res.error[-200:]})"], {"full": True})
+        rows = res.rows
         meta = [r[1] for r in rows if r[0] == "M"]
         if meta != [name]:
             return Changes([f"{self.label}: baseline is not snapshot {name!r}"], {"full": True})
@@ -281,11 +286,26 @@ class PostgresStore(Store):
             return self._restore_full(name)
         if not changes:
             return []
-        s = self.snap_schema(name)
         pks = changes.detail.get("pk")
         if pks is None or any(t not in pks for t in changes.detail["keys"]):
-            pks = {r[0]: r[1] for r in self.sql(f"SELECT tbl, pk FROM {s}.__tables", "read primary keys")}
+            pks = {r[0]: r[1] for r in self.sql(f"SELECT tbl, pk FROM {self.snap_schema(name)}.__tables", "read primary keys")}
+        self.sql(self._delta_sql(name, changes, pks), f"restore rows from {name}")
+        return changes.items
+
+    def restore_requests(self, name: str, changes: Changes) -> list | None:
+        if not changes:
+            return []
+        pks = changes.detail.get("pk")
+        if changes.detail.get("full") or pks is None or any(t not in pks for t in changes.detail["keys"]):
+            return None
+        return [self.s.request(self._delta_sql(name, changes, pks))]
+
+    def _delta_sql(self, name: str, changes: Changes, pks: dict[str, str]) -> str:
+        """One transaction that puts the changed rows and sequences back (triggers and foreign
+        keys off) and clears their entries in the change log."""
+        s = self.snap_schema(name)
         stmts = ["SET LOCAL session_replication_role = replica;"]
+        cleared: set[str] = set()
         for tbl, n in changes.detail["keys"].items():
             snap = f"{s}.{_qname(tbl)}"
             pk = pks.get(tbl, "")
@@ -297,9 +317,13 @@ class PostgresStore(Store):
             if lits is not None:
                 where = f"({', '.join('x.' + c for c, _ in cols)}) IN ({lits})" if len(cols) > 1 else f"x.{cols[0][0]} IN ({lits})"
                 stmts.append(f"DELETE FROM {tbl} x WHERE {where}; INSERT INTO {tbl} SELECT x.* FROM {snap} x WHERE {where};")
+                # Only the keys put back leave the log: a row changed meanwhile stays logged.
+                keys = ",".join(f"{pg_value(k)}::jsonb" for k in changes.detail["rows"][tbl])
+                stmts.append(f"DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk IN ({keys});")
+                cleared.add(tbl)
                 continue
-            keyset = f"(SELECT pk FROM sitectl.changes WHERE tbl = {q_value(tbl)} AND pk <> 'null')"
-            whole = f"EXISTS (SELECT 1 FROM sitectl.changes WHERE tbl = {q_value(tbl)} AND pk = 'null')"
+            keyset = f"(SELECT pk FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null')"
+            whole = f"EXISTS (SELECT 1 FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk = 'null')"
             match = " AND ".join(f"x.{c} = (k.pk ->> {i})::{typ}" for i, (c, typ) in enumerate(cols))
             # A logged TRUNCATE ('null' key) means the whole table.
             stmts.append(
@@ -307,11 +331,13 @@ class PostgresStore(Store):
                 f"DELETE FROM {tbl} x USING {keyset} k WHERE {match}; "
                 f"INSERT INTO {tbl} SELECT x.* FROM {snap} x JOIN {keyset} k ON {match}; END IF; END $r$;")
         for q in changes.detail["sequences"]:
-            stmts.append(f"SELECT setval({q_value(q)}, g.last_value, g.is_called) FROM {s}.__sequences g "
-                         f"WHERE g.{self._seqcol(0)} = {q_value(q)};")
-        stmts.append(f"DELETE FROM sitectl.changes WHERE tbl IN ({','.join(map(q_value, changes.detail['keys'])) or 'NULL'});")
-        self.sql("BEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;", f"restore rows from {name}")
-        return changes.items
+            stmts.append(f"SELECT setval({pg_value(q)}, g.last_value, g.is_called) FROM {s}.__sequences g "
+                         f"WHERE g.{self._seqcol(0)} = {pg_value(q)};")
+        rest = [t for t in changes.detail["keys"] if t not in cleared]
+        if rest:
+            stmts.append(f"DELETE FROM sitectl.changes WHERE tbl IN ({','.join(map(pg_value, rest))});")
+        # Repeatable read: every statement sees the same change log.
+        return "BEGIN ISOLATION LEVEL REPEATABLE READ;\n" + "\n".join(stmts) + "\nCOMMIT;"
 
     def _fill_sql(self, name: str, tables: list[str]) -> str:
         s = self.snap_schema(name)
@@ -339,10 +365,9 @@ class PostgresStore(Store):
         s = self.snap_schema(name)
         tables = [r[0] for r in self.sql(f"SELECT tbl FROM {s}.__tables", "read tables")]
         extra = [t for t, _, _ in self._tables() if t not in tables]
-        drop = "".join(f"DROP TABLE IF EXISTS {t} CASCADE;" for t in extra) or "SELECT 1;"
-        self.t.run([*self.client, "-d", self.db, "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1",
-                    "-c", drop, "-f", self._schema_file(name), "-c", self._fill_sql(name, tables)],
-                   f"{self.label} full restore from {name}")
+        drop = "".join(f"DROP TABLE IF EXISTS {t} CASCADE;" for t in extra)
+        self.sql(f"BEGIN;\n{drop}\n{self._replay_schema_sql(name)}\n{self._fill_sql(name, tables)}\nCOMMIT;",
+                 f"full restore from {name}")
         self._install_tracking(name)
         return [f"{self.label}: all {len(tables)} tables (schema and rows)"]
 
@@ -358,7 +383,7 @@ class PostgresStore(Store):
             seqs = [r[0] for r in self.sql(SEQUENCES_SQL, "list sequences")]
             seq = f"SELECT v.s, v.l || ':' || v.c FROM ({self._sequence_values_sql(seqs)}) v(s, l, c)"
         out: dict[str, str] = {}
-        sel = [f"SELECT {q_value(t)}, count(*) || ':' || COALESCE(md5(string_agg(h, '' ORDER BY h)), '') "
+        sel = [f"SELECT {pg_value(t)}, count(*) || ':' || COALESCE(md5(string_agg(h, '' ORDER BY h)), '') "
                f"FROM (SELECT md5(x::text) h FROM {src[t]} x) y" for t in tables]
         for i in range(0, len(sel), 50):
             for t, d in self.sql(" UNION ALL ".join(sel[i:i + 50]), "fingerprint tables"):
@@ -368,17 +393,12 @@ class PostgresStore(Store):
         return out
 
     def export_payload(self, name: str, stage: str) -> str | None:
-        # One tar: the snapshot schema (custom-format dump) and the saved schema text.
-        out = f"{stage}/postgres-{self.db}.tar"
-        self.t.run([*self._tool("pg_dump"), "-Fc", "-n", self.snap_schema(name), "-f", f"{stage}/pg.dump", self.db], f"{self.label} export")
-        self.t.run(["cp", self._schema_file(name), f"{stage}/schema.sql"], f"{self.label} export schema")
-        self.t.run(["tar", "-C", stage, "-cf", out, "pg.dump", "schema.sql"], f"{self.label} pack")
-        self.t.run(["rm", "-f", f"{stage}/pg.dump", f"{stage}/schema.sql"], f"{self.label} clean stage")
+        # The snapshot schema as a custom-format dump (its __schema table included).
+        out = f"{stage}/postgres-{self.db}.dump"
+        self.s.dump(["-Fc", "-n", self.snap_schema(name)], out, f"{self.label} export")
         return out
 
     def import_payload(self, name: str, path: str, original: str) -> None:
-        stage = path.rsplit("/", 1)[0]
-        self.t.run(["tar", "-C", stage, "-xf", path, "pg.dump", "schema.sql"], f"{self.label} unpack")
         target, source = self.snap_schema(name), self.snap_schema(original)
         parked = f"sitectl_park_{uuid.uuid4().hex[:12]}"
         # The dump re-creates schema `source`; park a live schema of that name meanwhile.
@@ -386,16 +406,13 @@ class PostgresStore(Store):
                  + (f"ALTER SCHEMA {source} RENAME TO {parked};" if source != target and self.exists(original) else ""),
                  "prepare import")
         try:
-            self.t.run([*self._tool("pg_restore"), "-d", self.db, f"{stage}/pg.dump"], f"{self.label} import")
+            self.s.load("pg_restore", [], path, f"{self.label} import")
             if source != target:
                 self.sql(f"ALTER SCHEMA {source} RENAME TO {target}", "rename imported snapshot")
         finally:
             if source != target:
                 self.sql(f"DO $p$ BEGIN IF EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '{parked}') THEN "
                          f"ALTER SCHEMA {parked} RENAME TO {source}; END IF; END $p$", "restore parked schema")
-        self.t.run(["mkdir", "-p", SNAP_DIR], "make snapshot folder")
-        self.t.run(["mv", f"{stage}/schema.sql", self._schema_file(name)], f"{self.label} import schema")
 
     def drop(self, name: str) -> None:
         self.sql(f"DROP SCHEMA IF EXISTS {self.snap_schema(name)} CASCADE", f"drop snapshot {name}")
-        self.t.run(["rm", "-f", self._schema_file(name)], f"{self.label} drop schema file")

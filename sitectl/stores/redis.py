@@ -10,7 +10,7 @@ they count down by themselves). Restore empties database ``db`` and copies the k
 from __future__ import annotations
 
 from sitectl.stores.base import Changes, Store, StoreError
-from sitectl.stores.transport import ExecTransport
+from sitectl.stores.transport import Command, ExecTransport
 
 SNAP_DB = 15
 
@@ -120,10 +120,10 @@ class RedisStore(Store):
             return self._eval(DIGEST_LUA, prefix + "*", str(len(prefix)), str(SNAP_DB), what="digest")
         return self._eval(DIGEST_LUA, "*", "0", str(self.db), what="digest")
 
-    def changes_argvs(self, name: str) -> list[list[str]]:
+    def detect_requests(self, name: str) -> list:
         prefix = f"sitectl:{name}:"
-        return [[*self.client, "EVAL", DIGEST_LUA, "0", "*", "0", str(self.db)],
-                [*self.client, "EVAL", DIGEST_LUA, "0", prefix + "*", str(len(prefix)), str(SNAP_DB)]]
+        return [Command([*self.client, "EVAL", DIGEST_LUA, "0", "*", "0", str(self.db)]),
+                Command([*self.client, "EVAL", DIGEST_LUA, "0", prefix + "*", str(len(prefix)), str(SNAP_DB)])]
 
     def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
         (rc1, live), (rc2, snap) = results
@@ -139,6 +139,11 @@ class RedisStore(Store):
             return []
         self._eval(RESTORE_LUA, name, str(self.db), what=f"restore {name}")
         return ["redis keyspace"]
+
+    def restore_requests(self, name: str, changes: Changes) -> list | None:
+        if not changes:
+            return []
+        return [Command([*self.client, "EVAL", RESTORE_LUA, "0", name, str(self.db)])]
 
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
         return {"redis keyspace": self._digest(name)}

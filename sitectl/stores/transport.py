@@ -1,10 +1,16 @@
-"""How a store reaches its data: commands run inside the site's container (``docker exec``)."""
+"""How a store reaches its data: commands run inside the site's container (``docker exec``),
+and :func:`run_batch`, which runs a site's requests (commands, and SQL queries of any session)
+with as few round trips as possible."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sitectl.engine import Engine
 from sitectl.stores.base import StoreError
+
+if TYPE_CHECKING:
+    from sitectl.engine import Engine
 
 # Runs length-prefixed groups of arguments as commands, one after the other, and prints after
 # each one's output a marker line with its exit code. POSIX sh, no eval: the first N arguments
@@ -67,3 +73,35 @@ class ExecTransport:
         if rc != 0 or len(outs) != len(argvs):
             raise StoreError(f"{self.site}: {what} failed (exit code {rc}): {out.strip()[-1500:]}")
         return [(int(r), o) for r, o in zip(rcs, outs)]
+
+
+@dataclass
+class Command:
+    """A command to run inside the site's container; its result is ``(exit code, output)``."""
+
+    argv: list[str]
+
+    def decode(self, rc: int, out: str) -> tuple[int, str]:
+        return rc, out
+
+
+def run_batch(transport: ExecTransport | None, requests: list, what: str) -> list:
+    """Run ``requests`` (:class:`Command` or :class:`sitectl.stores.sql.Query`) and return each
+    one's result, in order: every request that has an argv travels in one ``docker exec``;
+    queries of network sessions run directly on their connections.
+
+    Raises:
+        StoreError: the exec batch itself failed, or a command needs a container and there is none.
+    """
+    results: list = [None] * len(requests)
+    batched = [(i, r, r.argv if isinstance(r, Command) else r.argv()) for i, r in enumerate(requests)]
+    batched = [(i, r, a) for i, r, a in batched if a is not None]
+    if batched:
+        if transport is None:
+            raise StoreError(f"{what}: a command needs the site's container, and none is reachable")
+        for (i, r, _), (rc, out) in zip(batched, transport.run_many([a for _, _, a in batched], what)):
+            results[i] = r.decode(rc, out)
+    for i, r in enumerate(requests):
+        if results[i] is None:
+            results[i] = r.execute()
+    return results
