@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STACK  ?= mini
 
-.PHONY: up test install engine down clean-images
+.PHONY: up test install engine browser down clean-images
 
 $(BIN)/sitectl: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { apt-get update -q && apt-get install -y -q python3; }
@@ -22,8 +22,13 @@ engine:
 up: install engine
 	$(BIN)/sitectl up --stack $(STACK)
 
-# The test command (CI runs exactly this): real Docker, real databases, real HTTP.
-test: install engine
+# Debian's Chromium: the browser the storage-state test drives through Playwright (no
+# Playwright browser download works here; the test points executable_path at it).
+browser:
+	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+# The test command (CI runs exactly this): real Docker, real databases, real HTTP, a real browser.
+test: install engine browser
 	$(BIN)/pytest -q -ra
 
 down: install

@@ -131,7 +131,9 @@ def run_scale(scale: str, reps: int, recreate_reps: int, full_reps: int, log) ->
             t0 = time.perf_counter()
             lifecycle.bring_up(target, s, engine, recreate=True)  # WebArena's reset, nothing more
             rec_t.append(time.perf_counter() - t0)
-            snapshots.create(target, snapshots.GOLDEN, [s], engine)  # not timed: sitectl's own extra
+        # Re-creating drops the site's golden snapshot (it lived in the old container): take it
+        # once more, untimed (sitectl's own extra, not part of WebArena's reset).
+        snapshots.create(target, snapshots.GOLDEN, [s], engine)
         deep = snapshots.verify_deep(target, [s], engine)
         if any(not d["ok"] for d in deep):
             out["mismatches"].append({"site": site, "verify_deep": [d for d in deep if not d["ok"]]})

@@ -156,12 +156,66 @@ def reset(target: Target, as_json: bool, sites, full, recreate):
         _print_sites(rows)
         return
     rows = snapshots.reset(target, chosen, Engine(), full=full, reporter=_reporter(as_json))
+    # Storage states made by `sitectl login` whose sessions the restore discarded are rebuilt.
+    from sitectl.ops import login as loginmod
+
+    touched = [target.stack.sites[r.site] for r in rows if r.method != "none"]
+    logins = loginmod.refresh_after_reset(target, touched, _reporter(as_json)) if touched else []
     if as_json:
-        return {"sites": [r.as_dict() for r in rows]}
+        return {"sites": [r.as_dict() for r in rows], "logins": logins}
     t = Table("site", "method", "changed", "seconds", "escalations")
     for r in rows:
         t.add_row(r.site, r.method, str(len(r.changed)), f"{r.seconds:.3f}", "; ".join(r.escalations))
     out.print(t)
+
+
+@main.command("login")
+@click.argument("sites", nargs=-1)
+@click.option("--all", "all_sites", is_flag=True, help="Every site with a login and an account of the role.")
+@click.option("--role", default="default", show_default=True, help="Account role (the stack file's accounts.<role>).")
+@click.option("--out", "out_folder", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder of the state files (default ./.auth; other roles: <folder>/<role>).")
+@click.option("--check", "check_only", is_flag=True,
+              help="Check the existing files with WebArena's probes; log in again where the session is gone.")
+@target_options
+def login_cmd(target: Target, as_json: bool, sites, all_sites, role, out_folder, check_only):
+    """Write Playwright storage-state files (WebArena's names) by HTTP form login, or --check them.
+
+    One file per site and WebArena's pairs (gitlab.reddit, gitlab.shopping,
+    gitlab.shopping_admin, shopping.shopping_admin); files are mode 0600.
+    """
+    from sitectl.errors import LoginsFailed
+    from sitectl.ops import login as loginmod
+
+    if sites and all_sites:
+        raise UsageError("give SITE names or --all, not both")
+    chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values()
+                                                       if s.name in loginmod.STATE_SITES or all_sites]
+    rep = _reporter(as_json)
+    if check_only:
+        res = loginmod.check(target, chosen, role, out_folder, reporter=rep)
+        if not as_json:
+            t = Table("file", "site", "state", "detail")
+            for r in res["files"]:
+                t.add_row(Path(r["file"]).name, r["site"], r["state"], escape(r["detail"]))
+            out.print(t)
+    else:
+        res = loginmod.login(target, chosen, role, out_folder, explicit=bool(sites), reporter=rep)
+        if not as_json:
+            t = Table("site", "user", "state", "seconds", "detail")
+            for r in res["sites"]:
+                t.add_row(r["site"], r["username"], r["state"], f"{r['seconds']:.2f}", escape(r["detail"]))
+            out.print(t)
+            out.print(f"{len(res['files'])} file(s) in {res['folder']}: "
+                      + ", ".join(Path(f["file"]).name for f in res["files"]))
+            for sk in res["skipped_pairs"]:
+                out.print(f"pair {'.'.join(sk['pair'])} skipped: {sk['reason']}")
+    if not res["ok"]:
+        bad = [r for r in res.get("sites", res.get("files", [])) if r["state"] != "logged_in"]
+        err = LoginsFailed("not logged in: " + "; ".join(f"{r['site']}: {r['state']} ({r['detail']})" for r in bad))
+        err.payload = res
+        raise err
+    return res if as_json else None
 
 
 @main.command()

@@ -74,3 +74,10 @@ class VerifyFailed(SitectlError):
     """``sitectl verify`` found at least one failing check."""
 
     exit_code = 7
+
+
+class LoginsFailed(SitectlError):
+    """``sitectl login`` (or ``--check``) left a site not logged in; ``payload`` holds the
+    per-site and per-file outcomes."""
+
+    exit_code = 6

@@ -51,3 +51,18 @@ def scratch_stack(tmp_path, engine):
     for c in engine.containers({"sitectl.instance": str(SCRATCH_INSTANCE)}):
         engine.remove(c.name)
     engine.remove_network(f"sitectl-i{SCRATCH_INSTANCE}")
+
+
+@pytest.fixture
+def keep_login_registry(mini):
+    """`sitectl login` records its folders so that `sitectl reset` refreshes their states; a
+    test's temporary folders must not stay recorded (later resets would log into them)."""
+    from sitectl.ops import login as loginmod
+
+    p = loginmod._registry(mini)
+    before = p.read_text() if p.is_file() else None
+    yield
+    if before is None:
+        p.unlink(missing_ok=True)
+    else:
+        p.write_text(before)

@@ -26,7 +26,7 @@ from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
 from sitectl.stores import StoreError, check_snapshot_name, stores_for
 from sitectl.stores.sql import SqlResult
-from sitectl.stores.transport import Command, run_batch
+from sitectl.stores.transport import Command, fits, run_batch
 from sitectl.target import Target
 
 GOLDEN = "golden"
@@ -220,8 +220,9 @@ def _failure(result) -> str | None:
 def _restore_in_one_trip(stores, name: str, found: list[tuple]) -> list[str] | None:
     """Delta restore of every store, cache flushes and the closing check, in this order, in one
     ``docker exec``. Returns what is still changed afterwards, or None when it cannot be done in
-    one trip (a store needs dependent steps, or a query goes over the network, whose order with
-    the exec batch could not be kept); the caller then takes the step-by-step path.
+    one trip (a store needs dependent steps, a query goes over the network, whose order with
+    the exec batch could not be kept, or the commands are too large for one exec); the caller
+    then takes the step-by-step path.
 
     Raises:
         StoreError: a restore or flush command failed (the message names it).
@@ -235,8 +236,9 @@ def _restore_in_one_trip(stores, name: str, found: list[tuple]) -> list[str] | N
     # folders, every entry the restore touched).
     groups = [st.check_requests(name, c) for st, c in found]
     reqs = restore + flush + [r for g in groups for r in g]
-    if any((r.argv if isinstance(r, Command) else r.argv()) is None for r in reqs):
-        return None
+    argvs = [r.argv if isinstance(r, Command) else r.argv() for r in reqs]
+    if any(a is None for a in argvs) or not fits(argvs):
+        return None  # a network query, or more than one exec can carry: step by step
     transport = next(st.t for st in stores if st.t is not None)
     results = run_batch(transport, reqs, f"{stores[0].site} restore")
     for what, res in zip(["restore"] * len(restore) + ["flush after the restore"] * len(flush), results):

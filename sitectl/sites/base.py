@@ -70,6 +70,8 @@ class SiteDriver:
     has_login: ClassVar[bool] = True
     #: Path of the login page, relative to ``base_url`` ("" when the site has no login).
     login_path: ClassVar[str] = ""
+    #: Names of the cookies that carry the login (two sites on one host name must not share one).
+    session_cookies: ClassVar[tuple[str, ...]] = ()
 
     def new_session(self) -> requests.Session:
         """Return a fresh ``requests.Session`` with a browser-like User-Agent."""
@@ -100,6 +102,53 @@ class SiteDriver:
     def login_page_renders(self, session: requests.Session) -> ProbeResult:
         """GET the login page and check that its form is there (fields by their names)."""
         raise NotImplementedError(f"{self.kind or type(self).__name__} has no login page")
+
+    def probe_path(self, account: Account) -> str:
+        """Path of WebArena's logged-in probe for ``account`` (``auto_login.py``)."""
+        raise NotImplementedError(f"{self.kind or type(self).__name__} has no login probe")
+
+    def probe_passes(self, r: requests.Response, account: Account) -> bool:
+        """Whether a probe response fetched with redirects off shows a logged-in page:
+        WebArena's rule (the final URL is the probe URL, or the page holds the keyword) where a
+        redirect means "not logged in"."""
+        raise NotImplementedError(f"{self.kind or type(self).__name__} has no login probe")
+
+    def check_session(self, session: requests.Session, account: Account, attempts: int = 4,
+                      wait: float = 0.5) -> "SessionCheck":
+        """Run WebArena's logged-in probe once with redirects off, retrying while the site is
+        unhealthy (5xx, 429, timeout, connection error), so a slow or failing site is never
+        mistaken for an expired session.
+
+        Args:
+            attempts: tries in all (the first included).
+            wait: seconds before the second try; doubled before each later one (max 4 s).
+
+        Returns:
+            :class:`SessionCheck` with ``state`` ``logged_in``, ``logged_out`` or ``unhealthy``
+            and one line per try in ``tries``.
+        """
+        import time
+
+        tries: list[str] = []
+        path = self.probe_path(account)
+        for i in range(attempts):
+            if i:
+                time.sleep(min(4.0, wait * 2 ** (i - 1)))
+            try:
+                r = self.get(session, path, allow_redirects=False)
+            except SiteUnhealthy as e:
+                tries.append(f"unhealthy: {e.detail}")
+                continue
+            if r.status_code == 429:
+                tries.append("unhealthy: HTTP 429 (throttled)")
+                continue
+            if self.probe_passes(r, account):
+                tries.append(f"logged in: HTTP {r.status_code} on {path}")
+                return SessionCheck("logged_in", tries)
+            where = r.headers.get("Location") or path
+            tries.append(f"logged out: HTTP {r.status_code}, {'redirect to ' if r.is_redirect else ''}{urlsplit(where).path}")
+            return SessionCheck("logged_out", tries)
+        return SessionCheck("unhealthy", tries)
 
     # Small helpers shared by the drivers -------------------------------------------------
     def url(self, path: str) -> str:
@@ -133,6 +182,24 @@ class SiteDriver:
                 f"does not match the host in use ({_origin(url)})",
             )
         return r
+
+
+@dataclass
+class SessionCheck:
+    """Outcome of :meth:`SiteDriver.check_session`.
+
+    Attributes:
+        state: ``logged_in``, ``logged_out`` (the session is gone: log in again) or
+            ``unhealthy`` (the site failed every try: nothing is known about the session).
+        tries: one line per try, in order (e.g. ``unhealthy: GET ...: HTTP 502``).
+    """
+
+    state: str
+    tries: list[str]
+
+    @property
+    def detail(self) -> str:
+        return self.tries[-1] if len(self.tries) == 1 else f"{self.tries[-1]} (after {len(self.tries) - 1} unhealthy tries)"
 
 
 def _origin(url: str) -> str:

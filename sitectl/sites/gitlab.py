@@ -51,8 +51,15 @@ class GitLabDriver(SiteDriver):
     """
 
     kind: ClassVar[str] = "gitlab"
+    session_cookies = (SESSION_COOKIE,)  # research: contract-*.md (session cookie names)
     login_path: ClassVar[str] = "/users/sign_in"
-    probe_path: ClassVar[str] = "/-/profile"
+    probe_url_path: ClassVar[str] = "/-/profile"
+
+    def probe_path(self, account: Account) -> str:
+        return self.probe_url_path
+
+    def probe_passes(self, r: requests.Response, account: Account) -> bool:
+        return r.status_code == 200  # no redirect: the final URL is the probe URL
 
     def login(self, session: requests.Session, account: Account) -> None:
         """Log ``account`` in via ``GET /users/sign_in`` + ``POST /users/sign_in``.
@@ -91,8 +98,8 @@ class GitLabDriver(SiteDriver):
     def probe_logged_in(self, session: requests.Session, account: Account) -> ProbeResult:
         """WebArena's rule: GET ``/-/profile`` with redirects followed; logged in iff the final
         URL is exactly the probe URL (anonymous sessions end on ``/users/sign_in``)."""
-        url = self.url(self.probe_path)
-        r = self.get(session, self.probe_path, allow_redirects=True)
+        url = self.url(self.probe_url_path)
+        r = self.get(session, self.probe_url_path, allow_redirects=True)
         ok = r.status_code == 200 and r.url == url
         if ok:
             detail = "stayed on /-/profile"

@@ -49,6 +49,7 @@ class PostmillDriver(SiteDriver):
     """
 
     kind: ClassVar[str] = "postmill"
+    session_cookies = ("PHPSESSID", "REMEMBERME")  # research: contract-*.md (session cookie names)
     login_path: ClassVar[str] = "/login"
     #: WebArena's probe path (``{REDDIT}/user/<username>/account``) and keyword.
     probe_keyword: ClassVar[str] = "Delete"
@@ -84,6 +85,12 @@ class PostmillDriver(SiteDriver):
             raise LoginError(self.kind, f"{account.username}: {detail}")
         if "PHPSESSID" not in session.cookies:
             raise LoginError(self.kind, f"{account.username}: no PHPSESSID cookie after login")
+
+    def probe_path(self, account: Account) -> str:
+        return f"/user/{account.username}/account"
+
+    def probe_passes(self, r: requests.Response, account: Account) -> bool:
+        return r.status_code == 200 and self.probe_keyword in r.text
 
     def probe_logged_in(self, session: requests.Session, account: Account) -> ProbeResult:
         """WebArena's rule: GET ``/user/<username>/account`` (redirects followed) and look for

@@ -177,26 +177,31 @@ class FilesStore(Store):
 
     def check_requests(self, name: str, changes: Changes) -> list:
         """The listing of only what the restore touched (see :meth:`parse_check`)."""
+        return [cmd for _, cmd in self._check_commands(changes)]
+
+    def _check_commands(self, changes: Changes) -> list[tuple[int, Command]]:
         out = []
-        for i, d in changes.detail.items():
+        for i, d in sorted(changes.detail.items(), key=lambda x: int(x[0])):
             paths = [f"./{r}" for r in d["added"] + d["changed"] + d["dirs"]]
             for chunk in _chunks(paths):
-                out.append(Command(["sh", "-c", CHECK_SH, "sh", self.paths[int(i)], *chunk]))
+                out.append((int(i), Command(["sh", "-c", CHECK_SH, "sh", self.paths[int(i)], *chunk])))
         return out
 
     def parse_check(self, name: str, changes: Changes, results: list) -> list[str]:
-        """What the restore left different: an added entry still there, or a changed, deleted
-        or folder entry whose listing (type, mode, owner, size, time) is not the recorded one."""
-        live: dict[str, tuple] = {}
-        for rc, out in results:
+        """What the restore left different, folder by folder: an added entry still there, or a
+        changed, deleted or folder entry whose listing (type, mode, owner, size, time) is not
+        the recorded one."""
+        live: dict[int, dict[str, tuple]] = {}
+        for (i, _), (rc, out) in zip(self._check_commands(changes), results):
             if rc != 0:
                 return [f"{self.label}: check failed (exit code {rc}): {out.strip()[-200:]}"]
-            live.update(_parse_listing("\n".join(l.replace("\t./", "\t", 1) for l in out.splitlines())))
+            live.setdefault(i, {}).update(
+                _parse_listing("\n".join(l.replace("\t./", "\t", 1) for l in out.splitlines())))
         left = []
         for i, d in changes.detail.items():
-            p = self.paths[int(i)]
-            left += [f"file {p}/{r} (still there)" for r in d["added"] if r in live]
-            left += [f"file {p}/{r} (not restored)" for r in d["changed"] + d["dirs"] if live.get(r) != tuple(d["recorded"][r])]
+            p, seen = self.paths[int(i)], live.get(int(i), {})
+            left += [f"file {p}/{r} (still there)" for r in d["added"] if r in seen]
+            left += [f"file {p}/{r} (not restored)" for r in d["changed"] + d["dirs"] if seen.get(r) != tuple(d["recorded"][r])]
         return sorted(left)
 
     def restore_requests(self, name: str, changes: Changes) -> list | None:

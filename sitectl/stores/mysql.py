@@ -23,12 +23,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from sitectl.stores.base import Changes, Store, StoreError
 from sitectl.stores.sql import SqlResult, SqlSession
 
 TRACK_DB = "sitectl"
 MAX_KEYS_PER_TABLE = 2000  # above this a table is restored whole (one statement stays small)
+#: Bytes one SQL text may have: it travels as one argument of ``mysql -e`` (Linux caps one
+#: argument at 128 KiB).
+SQL_BUDGET = 100_000
 
 
 def q_ident(name: str) -> str:
@@ -46,6 +50,19 @@ def q_value(v) -> str:
         return repr(v)
     s = str(v).replace("\\", "\\\\").replace("'", "\\'").replace("\0", "\\0")
     return f"'{s}'"
+
+
+_RISKY = re.compile(r"[\n\r'\"\\;\x00]|delimiter", re.I)
+
+
+def m_value(v) -> str:
+    """A MariaDB/MySQL literal as the stores send it: :func:`q_value`, except that a string
+    holding a newline, a quote, a backslash, ``;`` or the word ``delimiter`` is sent as
+    ``CONVERT(X'...' USING utf8mb4)`` (character semantics, the column's collation), so no
+    client that splits scripts itself (Connector/Python) can misread it."""
+    if isinstance(v, str) and _RISKY.search(v):
+        return f"CONVERT(X'{v.encode().hex()}' USING utf8mb4)" if v else "''"
+    return q_value(v)
 
 
 def _trigger_name(table: str, ev: str) -> str:
@@ -79,6 +96,21 @@ class MysqlStore(Store):
         """
         return self.s.query(statements, what)
 
+    def sql_chunks(self, stmts: list[str], what: str, prelude: str = "") -> None:
+        """Run ``stmts`` in as few calls as possible, each text under :data:`SQL_BUDGET` bytes
+        (``prelude``, e.g. session settings, starts every call)."""
+        chunk: list[str] = []
+        size = len(prelude.encode())
+        for st in stmts:
+            n = len(st.encode()) + 1
+            if chunk and size + n > SQL_BUDGET:
+                self.sql(prelude + "\n".join(chunk), what)
+                chunk, size = [], len(prelude.encode())
+            chunk.append(st)
+            size += n
+        if chunk:
+            self.sql(prelude + "\n".join(chunk), what)
+
     def snap_db(self, name: str) -> str:
         return f"sitectl_s_{name}"
 
@@ -86,14 +118,14 @@ class MysqlStore(Store):
     def _tables(self, schema: str) -> list[str]:
         rows = self.sql(
             "SELECT table_name FROM information_schema.tables WHERE table_schema="
-            f"{q_value(schema)} AND table_type='BASE TABLE' ORDER BY table_name", "list tables")
+            f"{m_value(schema)} AND table_type='BASE TABLE' ORDER BY table_name", "list tables")
         return [r[0] for r in rows]
 
     def _state_sql(self, prefix: str = "") -> str:
         """One statement listing, per live table, tagged rows: ``T`` auto_increment, ``I`` InnoDB
         table id, ``C`` column definitions hash, ``X`` index definitions hash (each tag
         preceded by ``prefix``)."""
-        db = q_value(self.db)
+        db = m_value(self.db)
         p = prefix
         return f"""
             SELECT '{p}T', table_name, IFNULL(auto_increment, 0) FROM information_schema.tables
@@ -126,7 +158,7 @@ class MysqlStore(Store):
     def _pk(self, schema: str) -> dict[str, list[str]]:
         rows = self.sql(
             "SELECT table_name, column_name FROM information_schema.statistics WHERE table_schema="
-            f"{q_value(schema)} AND index_name='PRIMARY' ORDER BY table_name, seq_in_index", "read primary keys")
+            f"{m_value(schema)} AND index_name='PRIMARY' ORDER BY table_name, seq_in_index", "read primary keys")
         pk: dict[str, list[str]] = {}
         for t, c in rows:
             pk.setdefault(t, []).append(c)
@@ -140,10 +172,10 @@ class MysqlStore(Store):
             name = q_ident(self.db) + "." + q_ident(_trigger_name(table, ev))
             if pk:
                 keys = " UNION ".join(
-                    "SELECT " + q_value(table) + ", JSON_ARRAY(" + ", ".join(f"{r}.{q_ident(c)}" for c in pk) + ")"
+                    "SELECT " + m_value(table) + ", JSON_ARRAY(" + ", ".join(f"{r}.{q_ident(c)}" for c in pk) + ")"
                     for r in rowref)
             else:
-                keys = f"SELECT {q_value(table)}, ''"
+                keys = f"SELECT {m_value(table)}, ''"
             stmts.append(
                 f"CREATE TRIGGER {name} AFTER {when} ON {tq} FOR EACH ROW "
                 f"INSERT IGNORE INTO {TRACK_DB}.changes (tbl, pk) SELECT * FROM ({keys}) k WHERE @sitectl_off IS NULL")
@@ -164,33 +196,32 @@ class MysqlStore(Store):
             " table_id BIGINT, defn CHAR(32), auto_inc BIGINT, PRIMARY KEY (db, tbl)) ENGINE=InnoDB;",
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.meta (db VARCHAR(64) PRIMARY KEY, snapshot VARCHAR(64)) ENGINE=InnoDB;",
         ]
-        for t in tables:
-            parts.append(self._drop_triggers_sql(t))
-            parts.append(self._trigger_sql(t, pk.get(t, [])))
         self.sql("\n".join(parts), "install change tracking")
+        self.sql_chunks([self._drop_triggers_sql(t) + "\n" + self._trigger_sql(t, pk.get(t, [])) for t in tables],
+                        "install change tracking")
         self._reset_baseline(name)
 
     def _reset_baseline(self, name: str) -> None:
         state = self._state()
-        rows = ",".join(f"({q_value(self.db)},{q_value(t)},{s[0]},{q_value(s[1])},{s[2]})" for t, s in state.items())
+        rows = ",".join(f"({m_value(self.db)},{m_value(t)},{s[0]},{m_value(s[1])},{s[2]})" for t, s in state.items())
         self.sql(
-            f"DELETE FROM {TRACK_DB}.baseline WHERE db={q_value(self.db)};"
+            f"DELETE FROM {TRACK_DB}.baseline WHERE db={m_value(self.db)};"
             + (f"INSERT INTO {TRACK_DB}.baseline VALUES {rows};" if rows else "")
             + f"DELETE FROM {TRACK_DB}.changes;"
-            + f"REPLACE INTO {TRACK_DB}.meta VALUES ({q_value(self.db)}, {q_value(name)});",
+            + f"REPLACE INTO {TRACK_DB}.meta VALUES ({m_value(self.db)}, {m_value(name)});",
             "record baseline")
 
     def baseline_name(self) -> str | None:
         """The snapshot the change log is relative to, or None when tracking is not installed."""
         try:
-            rows = self.sql(f"SELECT snapshot FROM {TRACK_DB}.meta WHERE db={q_value(self.db)}", "read baseline")
+            rows = self.sql(f"SELECT snapshot FROM {TRACK_DB}.meta WHERE db={m_value(self.db)}", "read baseline")
         except StoreError:
             return None
         return rows[0][0] if rows else None
 
     # -- Store API ------------------------------------------------------------------------
     def exists(self, name: str) -> bool:
-        rows = self.sql(f"SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name={q_value(self.snap_db(name))}")
+        rows = self.sql(f"SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name={m_value(self.snap_db(name))}")
         return rows[0][0] == "1"
 
     def snapshot(self, name: str) -> dict:
@@ -199,40 +230,39 @@ class MysqlStore(Store):
         parts = [f"DROP DATABASE IF EXISTS {sdb};", f"CREATE DATABASE {sdb};", "SET @sitectl_off=1;",
                  f"CREATE TABLE {sdb}.__tables (tbl VARCHAR(64) PRIMARY KEY, create_sql LONGTEXT, auto_inc BIGINT);",
                  f"CREATE TABLE {sdb}.__triggers (name VARCHAR(64) PRIMARY KEY, tbl VARCHAR(64), create_sql LONGTEXT);"]
-        for t in tables:
-            src = q_ident(self.db) + "." + q_ident(t)
-            parts.append(f"CREATE TABLE {sdb}.{q_ident(t)} LIKE {src}; INSERT INTO {sdb}.{q_ident(t)} SELECT * FROM {src};")
         self.sql("\n".join(parts), f"snapshot {name}")
+        self.sql_chunks([f"CREATE TABLE {sdb}.{q_ident(t)} LIKE {q_ident(self.db)}.{q_ident(t)}; "
+                         f"INSERT INTO {sdb}.{q_ident(t)} SELECT * FROM {q_ident(self.db)}.{q_ident(t)};" for t in tables],
+                        f"snapshot {name}", prelude="SET @sitectl_off=1;\n")
         # CREATE TABLE texts and the application's triggers, kept for DDL restores.
         creates = self.sql("".join(f"SHOW CREATE TABLE {q_ident(self.db)}.{q_ident(t)};" for t in tables), "read table definitions")
         ai = {t: s[2] for t, s in self._state().items()}
         trig = self.sql(
             "SELECT trigger_name, event_object_table FROM information_schema.triggers WHERE trigger_schema="
-            f"{q_value(self.db)} AND trigger_name NOT LIKE 'sitectl\\_%'", "list triggers")
+            f"{m_value(self.db)} AND trigger_name NOT LIKE 'sitectl\\_%'", "list triggers")
         trig_sql = self.sql("".join(f"SHOW CREATE TRIGGER {q_ident(self.db)}.{q_ident(n)};" for n, _ in trig), "read triggers") if trig else []
-        ins = [f"INSERT INTO {sdb}.__tables VALUES ({q_value(r[0])},{q_value(r[1])},{ai.get(r[0], 0)});" for r in creates]
-        ins += [f"INSERT INTO {sdb}.__triggers VALUES ({q_value(r[0])},{q_value(tb)},{q_value(r[2])});"
+        ins = [f"INSERT INTO {sdb}.__tables VALUES ({m_value(r[0])},{m_value(r[1])},{ai.get(r[0], 0)});" for r in creates]
+        ins += [f"INSERT INTO {sdb}.__triggers VALUES ({m_value(r[0])},{m_value(tb)},{m_value(r[2])});"
                 for r, (_, tb) in zip(trig_sql, trig)]
-        for i in range(0, len(ins), 200):
-            self.sql("".join(ins[i:i + 200]), "save definitions")
+        self.sql_chunks(ins, "save definitions")
         self._install_tracking(name)
         fp = self.fingerprint(name)
-        size = self.sql(f"SELECT IFNULL(SUM(data_length+index_length),0) FROM information_schema.tables WHERE table_schema={q_value(self.snap_db(name))}")
+        size = self.sql(f"SELECT IFNULL(SUM(data_length+index_length),0) FROM information_schema.tables WHERE table_schema={m_value(self.snap_db(name))}")
         return {"fingerprint": fp, "size": int(size[0][0]), "tables": len(tables)}
 
     def _changes_sql(self) -> str:
         # One round trip: the baseline's name, the change log, the baseline and the live state.
-        return (f"SELECT 'M', snapshot, '' FROM {TRACK_DB}.meta WHERE db={q_value(self.db)} UNION ALL "
+        return (f"SELECT 'M', snapshot, '' FROM {TRACK_DB}.meta WHERE db={m_value(self.db)} UNION ALL "
                 f"SELECT 'K', tbl, pk FROM {TRACK_DB}.changes UNION ALL "
                 f"SELECT 'B', tbl, CONCAT_WS(' ', table_id, defn, auto_inc) FROM {TRACK_DB}.baseline "
-                f"WHERE db={q_value(self.db)} UNION ALL " + self._state_sql("S"))
+                f"WHERE db={m_value(self.db)} UNION ALL " + self._state_sql("S"))
 
     def detect_requests(self, name: str) -> list:
         sdb = self.snap_db(name)
         # Also the snapshot's primary keys and AUTO_INCREMENT values, so that a restore
         # needs no further round trip.
         extra = (f" UNION ALL SELECT 'P', table_name, GROUP_CONCAT(column_name ORDER BY seq_in_index SEPARATOR ',')"
-                 f" FROM information_schema.statistics WHERE table_schema={q_value(sdb)} AND index_name='PRIMARY'"
+                 f" FROM information_schema.statistics WHERE table_schema={m_value(sdb)} AND index_name='PRIMARY'"
                  f" AND table_name IN (SELECT tbl FROM {TRACK_DB}.changes) GROUP BY table_name"
                  f" UNION ALL SELECT 'A', tbl, auto_inc FROM {q_ident(sdb)}.__tables WHERE auto_inc > 0")
         return [self.s.request(self._changes_sql().rstrip().rstrip(";") + extra)]
@@ -294,36 +324,42 @@ class MysqlStore(Store):
         """Changed rows back by primary key (one transaction, triggers' logging and foreign-key
         checks off), their change-log entries cleared, then AUTO_INCREMENT counters set back
         (when the detection read them). Only the keys this restore put back leave the log, so a
-        row changed meanwhile stays logged for the closing check."""
+        row changed meanwhile stays logged for the closing check. The text stays under
+        :data:`SQL_BUDGET` bytes: the tables with the most keys are restored whole instead."""
+        whole = {t for t, keys in d["keys"].items() if not pk.get(t) or len(keys) > MAX_KEYS_PER_TABLE or "" in keys}
+        keyed = {}
+        for t, keys in d["keys"].items():
+            if t in whole:
+                continue
+            try:
+                vals = [json.loads(k) for k in keys]
+            except ValueError:
+                whole.add(t)
+                continue
+            keyed[t] = (keys, vals)
+        while True:
+            sql = self._delta_text(name, d, pk, whole, keyed)
+            if len(sql.encode()) <= SQL_BUDGET or not keyed:
+                return sql
+            biggest = max(keyed, key=lambda t: len(keyed[t][0]))
+            whole.add(biggest)
+            del keyed[biggest]
+
+    def _delta_text(self, name: str, d: dict, pk: dict, whole: set, keyed: dict) -> str:
         sdb = q_ident(self.snap_db(name))
         stmts = ["SET @sitectl_off=1;", "SET FOREIGN_KEY_CHECKS=0;", "START TRANSACTION;"]
-        whole, cleared = [], []
-        for t, keys in d["keys"].items():
+        for t, (keys, vals) in sorted(keyed.items()):
             live = q_ident(self.db) + "." + q_ident(t)
-            cols = pk.get(t)
-            if not cols or len(keys) > MAX_KEYS_PER_TABLE or "" in keys:
-                whole.append(t)
-                continue
-            conds = []
-            for k in keys:
-                try:
-                    vals = json.loads(k)
-                except ValueError:
-                    whole.append(t)
-                    break
-                conds.append("(" + " AND ".join(f"{q_ident(c)}={q_value(v)}" for c, v in zip(cols, vals)) + ")")
-            else:
-                where = " OR ".join(conds)
-                stmts.append(f"DELETE FROM {live} WHERE {where};")
-                stmts.append(f"INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)} WHERE {where};")
-                cleared += [f"({q_value(t)},{q_value(k)})" for k in keys]
-        for t in whole:
+            where = " OR ".join("(" + " AND ".join(f"{q_ident(c)}={m_value(v)}" for c, v in zip(pk[t], row)) + ")"
+                                for row in vals)
+            stmts.append(f"DELETE FROM {live} WHERE {where};")
+            stmts.append(f"INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)} WHERE {where};")
+            stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl={m_value(t)} AND pk IN ({','.join(map(m_value, keys))});")
+        for t in sorted(whole):
             live = q_ident(self.db) + "." + q_ident(t)
             stmts.append(f"DELETE FROM {live}; INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)};")
         if whole:
-            stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl IN ({','.join(map(q_value, whole))});")
-        for i in range(0, len(cleared), 500):
-            stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE (tbl, pk) IN ({','.join(cleared[i:i + 500])});")
+            stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl IN ({','.join(map(m_value, sorted(whole)))});")
         stmts.append("COMMIT;")
         # AUTO_INCREMENT counters of every touched table (an ALTER commits, so after the rows).
         gai = d.get("golden_ai")
@@ -345,7 +381,8 @@ class MysqlStore(Store):
         sdb = q_ident(self.snap_db(name))
         defs = {r[0]: (r[1], r[2]) for r in self.sql(f"SELECT tbl, create_sql, auto_inc FROM {sdb}.__tables", "read definitions")}
         pk = self._pk(self.snap_db(name))
-        stmts = ["SET @sitectl_off=1;", "SET FOREIGN_KEY_CHECKS=0;", f"USE {q_ident(self.db)};"]
+        prelude = f"SET @sitectl_off=1;\nSET FOREIGN_KEY_CHECKS=0;\nUSE {q_ident(self.db)};\n"
+        stmts = []
         for t in extra:
             stmts.append(f"DROP TABLE IF EXISTS {q_ident(self.db)}.{q_ident(t)};")
         for t in tables:
@@ -358,18 +395,17 @@ class MysqlStore(Store):
             if defs[t][1] and defs[t][1] != "0":
                 stmts.append(f"ALTER TABLE {live} AUTO_INCREMENT={int(defs[t][1])};")
             stmts.append(self._trigger_sql(t, pk.get(t, [])))
-        self.sql("\n".join(stmts), f"re-create tables from {name}")
+        self.sql_chunks(stmts, f"re-create tables from {name}", prelude=prelude)
         # The application's own triggers on the re-created tables.
-        trig = self.sql(f"SELECT create_sql FROM {sdb}.__triggers WHERE tbl IN ({','.join(map(q_value, tables)) or 'NULL'})")
+        trig = self.sql(f"SELECT create_sql FROM {sdb}.__triggers WHERE tbl IN ({','.join(map(m_value, tables)) or 'NULL'})")
         if trig:
-            self.sql(f"USE {q_ident(self.db)};\nDELIMITER $$\n" + "\n".join(r[0] + "$$" for r in trig) + "\nDELIMITER ;\n",
-                     "re-create triggers")
+            self.sql_chunks([r[0] + "$$" for r in trig], "re-create triggers", prelude=f"USE {q_ident(self.db)};\nDELIMITER $$\n")
 
     def _restore_autoinc(self, name: str, tables: list[str]) -> None:
         if not tables:
             return
         sdb = q_ident(self.snap_db(name))
-        rows = self.sql(f"SELECT tbl, auto_inc FROM {sdb}.__tables WHERE auto_inc > 0 AND tbl IN ({','.join(map(q_value, tables))})")
+        rows = self.sql(f"SELECT tbl, auto_inc FROM {sdb}.__tables WHERE auto_inc > 0 AND tbl IN ({','.join(map(m_value, tables))})")
         if rows:
             self.sql("".join(f"ALTER TABLE {q_ident(self.db)}.{q_ident(t)} AUTO_INCREMENT={int(a)};" for t, a in rows),
                      "restore AUTO_INCREMENT")
@@ -379,8 +415,8 @@ class MysqlStore(Store):
         if not tables:
             return
         state = self._state()
-        stmts = [f"DELETE FROM {TRACK_DB}.baseline WHERE db={q_value(self.db)} AND tbl IN ({','.join(map(q_value, tables))});"]
-        rows = [f"({q_value(self.db)},{q_value(t)},{state[t][0]},{q_value(state[t][1])},{state[t][2]})" for t in tables if t in state]
+        stmts = [f"DELETE FROM {TRACK_DB}.baseline WHERE db={m_value(self.db)} AND tbl IN ({','.join(map(m_value, tables))});"]
+        rows = [f"({m_value(self.db)},{m_value(t)},{state[t][0]},{m_value(state[t][1])},{state[t][2]})" for t in tables if t in state]
         if rows:
             stmts.append(f"INSERT INTO {TRACK_DB}.baseline VALUES {','.join(rows)};")
         self.sql("".join(stmts), "refresh baseline")
@@ -390,16 +426,16 @@ class MysqlStore(Store):
         cols = self.sql(
             "SELECT table_name, GROUP_CONCAT(CONCAT('IFNULL(HEX(', '`', REPLACE(column_name,'`','``'), '`', '),''~'')')"
             " ORDER BY ordinal_position SEPARATOR ',') FROM information_schema.columns WHERE table_schema="
-            f"{q_value(schema)} AND table_name NOT LIKE '\\_\\_%' GROUP BY table_name ORDER BY table_name", "read columns")
+            f"{m_value(schema)} AND table_name NOT LIKE '\\_\\_%' GROUP BY table_name ORDER BY table_name", "read columns")
         out: dict[str, str] = {}
         # Order-independent row digest: count + XOR of the first 64 bits of each row's MD5.
-        selects = [f"SELECT {q_value(t)}, COUNT(*), IFNULL(BIT_XOR(CAST(CONV(LEFT(MD5(CONCAT_WS('|',{c})),16),16,10) AS UNSIGNED)),0)"
+        selects = [f"SELECT {m_value(t)}, COUNT(*), IFNULL(BIT_XOR(CAST(CONV(LEFT(MD5(CONCAT_WS('|',{c})),16),16,10) AS UNSIGNED)),0)"
                    f" FROM {q_ident(schema)}.{q_ident(t)}" for t, c in cols]
         for i in range(0, len(selects), 40):
             for t, n, x in self.sql(" UNION ALL ".join(selects[i:i + 40]), "fingerprint tables"):
                 out[f"table {t}"] = f"{n}:{x}"
         ai = self.sql(f"SELECT tbl, auto_inc FROM {q_ident(self.snap_db(name))}.__tables" if name else
-                      f"SELECT table_name, IFNULL(auto_increment,0) FROM information_schema.tables WHERE table_schema={q_value(self.db)} AND table_type='BASE TABLE'")
+                      f"SELECT table_name, IFNULL(auto_increment,0) FROM information_schema.tables WHERE table_schema={m_value(self.db)} AND table_type='BASE TABLE'")
         for t, a in ai:
             out[f"auto_increment {t}"] = str(a)
         return out

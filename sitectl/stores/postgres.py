@@ -30,6 +30,9 @@ from sitectl.stores.mysql import q_value
 from sitectl.stores.sql import SqlResult, SqlSession
 
 MAX_KEYS_PER_TABLE = 5000
+#: Bytes one SQL text may have: it travels as one argument of ``psql -c`` (Linux caps one
+#: argument at 128 KiB).
+SQL_BUDGET = 100_000
 #: Up to this many logged keys in all, they are read with the detection and put in the restore
 #: statement as literals (the planner then always uses the primary-key index).
 MAX_INLINE_KEYS = 2000
@@ -164,6 +167,20 @@ class PostgresStore(Store):
         """
         return self.s.query(statements, what)
 
+    def sql_chunks(self, stmts: list[str], what: str) -> None:
+        """Run ``stmts`` in as few calls as possible, each text under :data:`SQL_BUDGET` bytes."""
+        chunk: list[str] = []
+        size = 0
+        for st in stmts:
+            n = len(st.encode()) + 1
+            if chunk and size + n > SQL_BUDGET:
+                self.sql("\n".join(chunk), what)
+                chunk, size = [], 0
+            chunk.append(st)
+            size += n
+        if chunk:
+            self.sql("\n".join(chunk), what)
+
     def snap_schema(self, name: str) -> str:
         return f"sitectl_s_{name}"
 
@@ -179,15 +196,16 @@ class PostgresStore(Store):
     # -- tracking -------------------------------------------------------------------------
     def _install_tracking(self, name: str) -> None:
         tables = self._tables()
-        parts = [TRACKING_SQL]
+        self.sql(TRACKING_SQL, "install change tracking")
+        parts = []
         for tbl, pk, _ in tables:
             cols = ", ".join(q_value(c.split(" ")[0].strip('"')) for c in pk.split(",")) if pk else ""
-            parts.append(f"DROP TRIGGER IF EXISTS sitectl_row ON {tbl}; DROP TRIGGER IF EXISTS sitectl_trunc ON {tbl};")
-            parts.append(f"CREATE TRIGGER sitectl_row AFTER INSERT OR UPDATE OR DELETE ON {tbl} FOR EACH ROW "
-                         f"EXECUTE FUNCTION sitectl.log_row({cols});")
-            parts.append(f"CREATE TRIGGER sitectl_trunc AFTER TRUNCATE ON {tbl} FOR EACH STATEMENT "
+            parts.append(f"DROP TRIGGER IF EXISTS sitectl_row ON {tbl}; DROP TRIGGER IF EXISTS sitectl_trunc ON {tbl}; "
+                         f"CREATE TRIGGER sitectl_row AFTER INSERT OR UPDATE OR DELETE ON {tbl} FOR EACH ROW "
+                         f"EXECUTE FUNCTION sitectl.log_row({cols}); "
+                         f"CREATE TRIGGER sitectl_trunc AFTER TRUNCATE ON {tbl} FOR EACH STATEMENT "
                          "EXECUTE FUNCTION sitectl.log_truncate();")
-        self.sql("\n".join(parts), "install change tracking")
+        self.sql_chunks(parts, "install change tracking")
         self._reset_baseline(name)
 
     def _reset_baseline(self, name: str) -> None:
@@ -213,7 +231,7 @@ class PostgresStore(Store):
         parts.append(f"CREATE TABLE {s}.__sequences AS {self._sequence_values_sql(seqs)};")
         parts.append(f"CREATE TABLE {s}.__tables AS SELECT * FROM ({TABLES_SQL}) t;")
         parts.append(f"CREATE TABLE {s}.__schema (n serial PRIMARY KEY, line text NOT NULL);")
-        self.sql("\n".join(parts), f"snapshot {name}")
+        self.sql_chunks(parts, f"snapshot {name}")
         self.s.dump_into_table(self.DUMP_ARGS, f"{s}.__schema", f"{self.label} schema dump")
         self._install_tracking(name)
         size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
@@ -302,25 +320,42 @@ class PostgresStore(Store):
 
     def _delta_sql(self, name: str, changes: Changes, pks: dict[str, str]) -> str:
         """One transaction that puts the changed rows and sequences back (triggers and foreign
-        keys off) and clears their entries in the change log."""
+        keys off) and clears their entries in the change log.
+
+        The restored tables are locked first (``EXCLUSIVE``: the application can read, its
+        writes wait the few milliseconds of the restore), so the change log of a locked table
+        cannot move meanwhile. Keys read by the detection are restored and cleared one by one
+        (a key logged after the detection stays logged for the closing check); tables with
+        many keys use the log itself, server-side. The text stays under :data:`SQL_BUDGET`
+        bytes: the tables with the most keys move to the server-side path."""
+        rows = changes.detail.get("rows", {})
+        literal = {t for t in changes.detail["keys"] if t in rows}
+        while True:
+            sql = self._delta_text(name, changes, pks, literal)
+            if len(sql.encode()) <= SQL_BUDGET or not literal:
+                return sql
+            literal.discard(max(literal, key=lambda t: len(rows[t])))
+
+    def _delta_text(self, name: str, changes: Changes, pks: dict[str, str], literal: set[str]) -> str:
         s = self.snap_schema(name)
+        keys_of = changes.detail["keys"]
         stmts = ["SET LOCAL session_replication_role = replica;"]
-        cleared: set[str] = set()
-        for tbl, n in changes.detail["keys"].items():
+        if keys_of:
+            stmts.append(f"LOCK TABLE {', '.join(sorted(keys_of))} IN EXCLUSIVE MODE;")
+        for tbl, n in sorted(keys_of.items()):
             snap = f"{s}.{_qname(tbl)}"
             pk = pks.get(tbl, "")
+            clear = f"DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)};"
             if not pk or n > MAX_KEYS_PER_TABLE:
-                stmts.append(f"DELETE FROM {tbl}; INSERT INTO {tbl} SELECT * FROM {snap};")
+                stmts.append(f"DELETE FROM {tbl}; INSERT INTO {tbl} SELECT * FROM {snap}; {clear}")
                 continue
             cols = [c.split(" ", 1) for c in pk.split(",")]
-            lits = _literal_keys(changes.detail.get("rows", {}).get(tbl), cols)
+            lits = _literal_keys(changes.detail["rows"][tbl], cols) if tbl in literal else None
             if lits is not None:
                 where = f"({', '.join('x.' + c for c, _ in cols)}) IN ({lits})" if len(cols) > 1 else f"x.{cols[0][0]} IN ({lits})"
-                stmts.append(f"DELETE FROM {tbl} x WHERE {where}; INSERT INTO {tbl} SELECT x.* FROM {snap} x WHERE {where};")
-                # Only the keys put back leave the log: a row changed meanwhile stays logged.
                 keys = ",".join(f"{pg_value(k)}::jsonb" for k in changes.detail["rows"][tbl])
-                stmts.append(f"DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk IN ({keys});")
-                cleared.add(tbl)
+                stmts.append(f"DELETE FROM {tbl} x WHERE {where}; INSERT INTO {tbl} SELECT x.* FROM {snap} x WHERE {where};"
+                             f" DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk IN ({keys});")
                 continue
             keyset = f"(SELECT pk FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null')"
             whole = f"EXISTS (SELECT 1 FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk = 'null')"
@@ -329,15 +364,11 @@ class PostgresStore(Store):
             stmts.append(
                 f"DO $r$ BEGIN IF {whole} THEN DELETE FROM {tbl}; INSERT INTO {tbl} SELECT * FROM {snap}; ELSE "
                 f"DELETE FROM {tbl} x USING {keyset} k WHERE {match}; "
-                f"INSERT INTO {tbl} SELECT x.* FROM {snap} x JOIN {keyset} k ON {match}; END IF; END $r$;")
+                f"INSERT INTO {tbl} SELECT x.* FROM {snap} x JOIN {keyset} k ON {match}; END IF; END $r$; {clear}")
         for q in changes.detail["sequences"]:
             stmts.append(f"SELECT setval({pg_value(q)}, g.last_value, g.is_called) FROM {s}.__sequences g "
                          f"WHERE g.{self._seqcol(0)} = {pg_value(q)};")
-        rest = [t for t in changes.detail["keys"] if t not in cleared]
-        if rest:
-            stmts.append(f"DELETE FROM sitectl.changes WHERE tbl IN ({','.join(map(pg_value, rest))});")
-        # Repeatable read: every statement sees the same change log.
-        return "BEGIN ISOLATION LEVEL REPEATABLE READ;\n" + "\n".join(stmts) + "\nCOMMIT;"
+        return "BEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;"
 
     def _fill_sql(self, name: str, tables: list[str]) -> str:
         s = self.snap_schema(name)
@@ -364,6 +395,9 @@ class PostgresStore(Store):
         every sequence; one transaction."""
         s = self.snap_schema(name)
         tables = [r[0] for r in self.sql(f"SELECT tbl FROM {s}.__tables", "read tables")]
+        if self.sql(f"SELECT to_regclass({pg_value(s + '.__schema')}) IS NULL")[0][0] == "t":
+            raise StoreError(f"{self.site}: snapshot {name!r} of {self.label} was made by an older sitectl (it keeps "
+                             "no schema text in the database); take it again with `sitectl snapshot create`")
         extra = [t for t, _, _ in self._tables() if t not in tables]
         drop = "".join(f"DROP TABLE IF EXISTS {t} CASCADE;" for t in extra)
         self.sql(f"BEGIN;\n{drop}\n{self._replay_schema_sql(name)}\n{self._fill_sql(name, tables)}\nCOMMIT;",

@@ -294,9 +294,11 @@ class MysqlNetwork(SqlSession):
     """mysql-connector-python over TCP; a new connection per call, so no session state
     (``@sitectl_off``, ``FOREIGN_KEY_CHECKS``) outlives the statements that set it.
 
-    Values are read raw (the server's text), as the ``mysql`` client prints them. Scripts with
-    ``DELIMITER`` need Connector/Python 9.2 or later (its multi-statement support; source:
-    dev.mysql.com/doc/connector-python, "Executing Multiple Statements").
+    Values are read raw (the server's text), as the ``mysql`` client prints them. Needs
+    Connector/Python 9.2 or later: several statements in one ``execute`` and ``fetchsets()``
+    (source: dev.mysql.com/doc/connector-python, "Executing Multiple Statements"). That
+    connector splits scripts on the client and looks for ``DELIMITER`` line by line, so the
+    stores send string values with newlines or quotes as hex literals (``q_value``).
 
     Args:
         site: site name, for messages.
@@ -335,8 +337,10 @@ class MysqlNetwork(SqlSession):
                     for r in result or []:
                         rows.append([None if v is None else bytes(v).decode("utf-8", "surrogateescape") for v in r])
                 return rows
-        except mysql.connector.Error as err:
-            raise StoreError(f"{self.site}: mysql:{self.database} {what} failed ({self.where}): {err}") from None
+        except (mysql.connector.Error, AttributeError, TypeError, ValueError) as err:
+            # AttributeError/TypeError: a connector older than 9.2 (no fetchsets / multi statements).
+            raise StoreError(f"{self.site}: mysql:{self.database} {what} failed ({self.where}): "
+                             f"{type(err).__name__}: {err}") from None
         finally:
             cnx.close()
 
@@ -416,11 +420,22 @@ class PostgresNetwork(SqlSession):
     def dump(self, args: list[str], out: str, what: str) -> None:
         _run_local(self.site, [_local_tool(self.site, "pg_dump"), *args, "-f", out, self.database], self._env(), what)
 
+    def _check_pg_dump(self, what: str) -> None:
+        """A local ``pg_dump`` of another major version than the server's writes settings the
+        server may not know (e.g. ``SET transaction_timeout`` from 17): refuse it up front."""
+        out = subprocess.run([_local_tool(self.site, "pg_dump"), "--version"], capture_output=True, text=True).stdout
+        local = out.strip().split()[-1].split(".")[0] if out.strip() else "?"
+        server = str(int(self.query("SHOW server_version_num", what)[0][0]) // 10000)
+        if local != server:
+            raise StoreError(f"{self.site}: {what}: the pg_dump beside this process is version {local}, the "
+                             f"server is {server}; install the server's major version of the client tools")
+
     def dump_into_table(self, args: list[str], table: str, what: str) -> None:
         import tempfile
 
         import psycopg
 
+        self._check_pg_dump(what)
         with tempfile.TemporaryDirectory(prefix="sitectl-") as d:
             path = os.path.join(d, "dump.sql")
             self.dump(args, path, what)

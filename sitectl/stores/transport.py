@@ -13,19 +13,25 @@ if TYPE_CHECKING:
     from sitectl.engine import Engine
 
 # Runs length-prefixed groups of arguments as commands, one after the other, and prints after
-# each one's output a marker line with its exit code. POSIX sh, no eval: the first N arguments
-# are rotated to the end of the list, the rest shifted away, inside a subshell.
+# each one's output a marker line with its exit code. POSIX sh. Each command is built as a list
+# of positional references ("${3}" "${4}" ...): only index numbers ever reach `eval`, never an
+# argument's text, and the cost grows in line with the number of arguments.
 RUN_MANY_SH = r"""
-while [ $# -gt 0 ]; do
-  n=$1; shift
-  ( k=$n; m=$#; j=0
-    while [ $j -lt $k ]; do set -- "$@" "$1"; shift; j=$((j+1)); done
-    shift $((m-k))
-    "$@" 2>&1 )
+i=1
+while [ "$i" -le "$#" ]; do
+  eval "n=\${$i}"
+  j=$((i + 1)); end=$((i + n)); cmd=""
+  while [ "$j" -le "$end" ]; do cmd="$cmd \"\${$j}\""; j=$((j + 1)); done
+  ( eval "$cmd" ) 2>&1
   printf '\n@@sitectl-rc=%s@@\n' "$?"
-  shift "$n"
+  i=$((end + 1))
 done
 """
+#: Bytes of arguments one batch may carry (Linux caps one exec's arguments and environment at
+#: about 2 MiB, and one argument at 128 KiB); a larger batch is refused with StoreError.
+BATCH_BUDGET = 1_000_000
+#: Bytes one argument may have (Linux MAX_ARG_STRLEN is 128 KiB).
+ARG_BUDGET = 120_000
 _MARK = re.compile(r"\n@@sitectl-rc=(\d+)@@(?:\n|$)")
 
 
@@ -64,6 +70,9 @@ class ExecTransport:
         """
         if not argvs:
             return []
+        if not fits(argvs):
+            raise StoreError(f"{self.site}: {what}: the commands are too large for one exec "
+                             f"({sum(len(a.encode()) + 1 for v in argvs for a in v)} bytes)")
         args: list[str] = []
         for a in argvs:
             args += [str(len(a)), *a]
@@ -73,6 +82,13 @@ class ExecTransport:
         if rc != 0 or len(outs) != len(argvs):
             raise StoreError(f"{self.site}: {what} failed (exit code {rc}): {out.strip()[-1500:]}")
         return [(int(r), o) for r, o in zip(rcs, outs)]
+
+
+def fits(argvs: list[list[str]]) -> bool:
+    """Whether ``argvs`` fit in one exec: each argument under :data:`ARG_BUDGET` bytes and all
+    under :data:`BATCH_BUDGET`."""
+    sizes = [len(a.encode()) + 1 for v in argvs for a in v]
+    return sum(sizes) + 8 * len(argvs) <= BATCH_BUDGET and all(n <= ARG_BUDGET for n in sizes)
 
 
 @dataclass

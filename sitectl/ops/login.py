@@ -1,0 +1,399 @@
+"""Logged-in browser states: Playwright storage-state files made by HTTP form login.
+
+WebArena's ``browser_env/auto_login.py`` logs into each site with a headless browser and saves
+``context.storage_state()`` as ``<site>[.<site>]_state.json`` (research/webarena-official.md
+§3.2). sitectl makes the same files with the sites' own login forms over HTTP (``requests``,
+each driver's CSRF or form-key handling), no browser needed, and checks them with WebArena's
+logged-in probes.
+
+File names and pairs (``auto_login.main()``): one file per site (``gitlab``, ``shopping``,
+``shopping_admin``, ``reddit``) and the pairs ``gitlab.reddit``, ``gitlab.shopping``,
+``gitlab.shopping_admin``, ``shopping.shopping_admin``. WebArena skips the forum paired with
+either shop: on one host name their session cookies collide (cookies are scoped to the host, not
+the port). A pair is written only when its cookies do not collide.
+
+Files are written atomically (a temporary file in the same folder, then ``os.replace``) with
+mode 0600; a site whose login fails leaves no file of its own behind (a stale one is removed).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import requests
+from requests.cookies import create_cookie
+
+from sitectl.errors import LoginError, SiteUnhealthy, UsageError
+from sitectl.progress import QUIET, Reporter
+from sitectl.sites import driver_for
+from sitectl.stack import Site
+from sitectl.target import Target
+
+#: The sites WebArena makes states for, and the pairs it makes (auto_login.py ``main()``).
+STATE_SITES = ("gitlab", "shopping", "shopping_admin", "reddit")
+PAIRS = (("gitlab", "reddit"), ("gitlab", "shopping"), ("gitlab", "shopping_admin"), ("shopping", "shopping_admin"))
+DEFAULT_ROLE = "default"
+
+
+def state_file_name(sites: tuple[str, ...] | list[str]) -> str:
+    """WebArena's file name of a state: ``gitlab.reddit_state.json`` (sites as given, joined
+    with ``.``). Its parser takes ``basename.rsplit("_", 1)[0].split(".")``."""
+    return ".".join(sites) + "_state.json"
+
+
+def out_dir(out: Path | None, role: str) -> Path:
+    """Folder of the state files: ``out`` (default ``./.auth``, WebArena's ``auth_folder``)
+    for the default role, ``out/<role>`` for any other role (same file names there)."""
+    base = Path(out) if out is not None else Path(".auth")
+    return base if role == DEFAULT_ROLE else base / role
+
+
+# -- storage-state JSON ----------------------------------------------------------------------
+def _rest(c, key: str) -> str | None:
+    for k, v in getattr(c, "_rest", {}).items():
+        if k.lower() == key.lower():
+            return v if v is not None else ""
+    return None
+
+
+def cookies_to_state(jar, host: str) -> list[dict]:
+    """The cookies of ``jar`` in Playwright's storage-state shape: ``{"name", "value",
+    "domain", "path", "expires" (epoch seconds, -1 for a session cookie), "httpOnly",
+    "secure", "sameSite"}``. ``domain`` is the bare host name with no port (a cookie set for
+    a host without a dot is stored by Python as ``host.local``; it is written back as ``host``).
+    """
+    out = []
+    for c in jar:
+        domain = c.domain
+        if domain.endswith(".local") and "." not in host and domain[:-6].lstrip(".") == host:
+            domain = host
+        same = (_rest(c, "SameSite") or "Lax").capitalize()
+        out.append({"name": c.name, "value": c.value or "", "domain": domain, "path": c.path or "/",
+                    "expires": float(c.expires) if c.expires else -1, "httpOnly": _rest(c, "HttpOnly") is not None,
+                    "secure": bool(c.secure), "sameSite": same if same in ("Strict", "Lax", "None") else "Lax"})
+    return sorted(out, key=lambda x: (x["domain"], x["path"], x["name"]))
+
+
+def session_from_state(state: dict) -> requests.Session:
+    """A ``requests`` session holding a storage state's cookies (to probe it over HTTP)."""
+    s = requests.Session()
+    s.headers["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) sitectl"
+    for c in state.get("cookies", []):
+        exp = c.get("expires", -1)
+        s.cookies.set_cookie(create_cookie(c["name"], c["value"], domain=c["domain"], path=c.get("path", "/"),
+                                           expires=None if exp in (-1, None) else int(exp),
+                                           secure=bool(c.get("secure")),
+                                           rest={"HttpOnly": None} if c.get("httpOnly") else {}))
+    return s
+
+
+def write_state(path: Path, state: dict) -> None:
+    """Write ``state`` as JSON to ``path`` atomically with mode 0600 (a reader sees the old
+    file or the new one, never half of it; the file is never readable by others)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(state, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def merge_states(states: list[tuple[dict, tuple[str, ...]]]) -> tuple[dict | None, list[str]]:
+    """One storage state holding the cookies of all ``states`` (each with the names of its
+    site's login cookies), or None and the colliding login cookies: the same name, domain and
+    path from two sites, of which a browser would keep only one. Other cookies that repeat
+    (e.g. Magento's ``private_content_version``) keep the later value, as a browser logging
+    into the sites one after the other would."""
+    owner: dict[tuple, int] = {}
+    merged: dict[tuple, dict] = {}
+    clash = []
+    for i, (st, login_names) in enumerate(states):
+        for c in st["cookies"]:
+            key = (c["name"], c["domain"], c["path"])
+            if key in owner and owner[key] != i and (c["name"] in login_names or key in _login_keys(states, owner[key])):
+                clash.append(f"{c['name']} ({c['domain']}{c['path']})")
+            owner[key] = i
+            merged[key] = c
+    if clash:
+        return None, sorted(set(clash))
+    return {"cookies": sorted(merged.values(), key=lambda x: (x["domain"], x["path"], x["name"])), "origins": []}, []
+
+
+def _login_keys(states, i: int) -> set[tuple]:
+    st, names = states[i]
+    return {(c["name"], c["domain"], c["path"]) for c in st["cookies"] if c["name"] in names}
+
+
+# -- login -----------------------------------------------------------------------------------
+@dataclass
+class SiteLogin:
+    """Outcome of logging one site in.
+
+    Attributes:
+        site: site name. role: the account's role. username: the account's user name.
+        state: ``logged_in``, ``wrong_credentials`` (the site refused the account),
+            ``login_not_applied`` (the form was accepted but the probe right after it shows
+            the login page), or ``unhealthy`` (5xx, timeout, connection error).
+        detail: one line of explanation. seconds: time taken.
+    """
+
+    site: str
+    role: str
+    username: str
+    state: str
+    detail: str = ""
+    seconds: float = 0.0
+    storage: dict | None = field(default=None, repr=False)
+    session_cookies: tuple[str, ...] = field(default=(), repr=False)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("storage")
+        d.pop("session_cookies")
+        return d
+
+
+def login_site(target: Target, site: Site, role: str = DEFAULT_ROLE, attempts: int = 4) -> SiteLogin:
+    """Log ``site`` in by HTTP form with the account of ``role`` and return its storage state.
+
+    A site that is unhealthy (5xx, 429, timeout) is tried ``attempts`` times with growing
+    waits before it is reported ``unhealthy``; refused credentials are never retried (retries
+    would lock the account: GitLab locks after 10 failures, Magento admin after 6).
+
+    Raises:
+        UsageError: the site has no login or no account of ``role``.
+    """
+    t0 = time.monotonic()
+    try:
+        account = site.account(role)
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from None
+    base = target.url(site)
+    drv = driver_for(site.kind.value, base)
+    if not drv.has_login:
+        raise UsageError(f"site {site.name!r} has no login")
+    res = SiteLogin(site.name, role, account.username, "unhealthy", session_cookies=drv.session_cookies)
+    for i in range(attempts):
+        if i:
+            time.sleep(min(4.0, 0.5 * 2 ** (i - 1)))
+        session = drv.new_session()
+        try:
+            drv.login(session, account)
+        except SiteUnhealthy as e:
+            res.detail = f"unhealthy: {e.detail}" + (f" (after {i + 1} tries)" if i else "")
+            continue
+        except LoginError as e:
+            res.state, res.detail = "wrong_credentials", e.detail
+            break
+        check = drv.check_session(session, account)
+        if check.state == "logged_in":
+            res.state, res.detail = "logged_in", check.detail
+            res.storage = {"cookies": cookies_to_state(session.cookies, urlsplit(base).hostname or ""), "origins": []}
+        elif check.state == "logged_out":
+            res.state = "login_not_applied"
+            res.detail = f"the login form was accepted, but the probe right after it is logged out: {check.detail}"
+        else:
+            res.detail = f"unhealthy after the login: {check.detail}"
+            continue
+        break
+    res.seconds = round(time.monotonic() - t0, 3)
+    return res
+
+
+def _chosen(target: Target, sites: list[Site], role: str, explicit: bool) -> list[Site]:
+    out = []
+    for s in sites:
+        drv_has_login = driver_for(s.kind.value, "http://x").has_login
+        if not drv_has_login or role not in s.accounts:
+            if explicit:
+                if not drv_has_login:
+                    raise UsageError(f"site {s.name!r} has no login")
+                raise UsageError(f"site {s.name!r} has no account for role {role!r} (roles: {', '.join(s.accounts) or 'none'})")
+            continue
+        out.append(s)
+    if not out:
+        raise UsageError(f"no site has an account for role {role!r}")
+    return out
+
+
+def login(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path | None = None,
+          explicit: bool = False, reporter: Reporter = QUIET) -> dict:
+    """Log ``sites`` in (all at once) and write their storage-state files, plus WebArena's
+    pairs among them whose cookies do not collide.
+
+    Args:
+        sites: the sites to log in; with ``explicit`` False (``--all``), those without a login
+            or without an account of ``role`` are left out instead of refused.
+        out: folder (see :func:`out_dir`).
+
+    Returns:
+        ``{"folder", "role", "sites": [SiteLogin as dict], "files": [{"file", "sites"}],
+        "skipped_pairs": [{"pair", "reason"}], "seconds", "ok"}``; ``ok`` is False when a site
+        did not log in (its files are removed, none is left stale).
+
+    Raises:
+        UsageError: a named site has no login or no account of ``role``.
+    """
+    t0 = time.monotonic()
+    chosen = _chosen(target, sites, role, explicit)
+    folder = out_dir(out, role)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(chosen)) as pool:
+        results = list(pool.map(lambda s: login_site(target, s, role), chosen))
+    by = {r.site: r for r in results}
+    files, skipped = [], []
+    for r in results:
+        reporter.step(r.site, f"{r.state}: {r.detail}")
+    good = {r.site for r in results if r.storage is not None}
+    for r in results:
+        p = folder / state_file_name([r.site])
+        if r.site in good:
+            write_state(p, r.storage)
+            files.append({"file": str(p), "sites": [r.site]})
+    for pair in PAIRS:
+        if not all(s in by for s in pair):
+            continue
+        p = folder / state_file_name(pair)
+        if not all(s in good for s in pair):
+            p.unlink(missing_ok=True)  # no stale pair file of a site that failed
+            continue
+        merged, clash = merge_states([(by[s].storage, by[s].session_cookies) for s in pair])
+        if merged is None:
+            p.unlink(missing_ok=True)
+            skipped.append({"pair": list(pair), "reason": "cookies collide on one host name: " + ", ".join(clash)})
+            continue
+        write_state(p, merged)
+        files.append({"file": str(p), "sites": list(pair)})
+    for r in results:
+        if r.site not in good:
+            (folder / state_file_name([r.site])).unlink(missing_ok=True)
+    if files:
+        _remember(target, folder, role)
+    return {"folder": str(folder), "role": role, "sites": [r.as_dict() for r in results], "files": files,
+            "skipped_pairs": skipped, "seconds": round(time.monotonic() - t0, 3), "ok": len(good) == len(results)}
+
+
+def check(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path | None = None,
+          rebuild: bool = True, reporter: Reporter = QUIET) -> dict:
+    """Check every state file of ``sites`` in the folder with WebArena's probes (redirects
+    off) and tell four outcomes apart per file and site: ``logged_in``; ``logged_out`` (the
+    server-side session is gone; with ``rebuild`` the site is logged in again and its files
+    rewritten); ``unhealthy`` (5xx or timeout on every try: the file is left alone, never
+    reported as expired); ``wrong_credentials`` (the rebuild's login was refused).
+
+    Returns:
+        ``{"folder", "files": [{"file", "site", "state", "detail"}], "rebuilt": [site],
+        "ok"}``; ``ok`` is True when every file ends logged in.
+
+    Raises:
+        UsageError: no state file of these sites in the folder.
+    """
+    folder = out_dir(out, role)
+    names = {s.name: s for s in sites}
+    rows, stale = [], set()
+    paths = sorted(folder.glob("*_state.json")) if folder.is_dir() else []
+    for p in paths:
+        combo = p.name.rsplit("_", 1)[0].split(".")
+        if not any(c in names for c in combo):
+            continue
+        try:
+            state = json.loads(p.read_text())
+        except (OSError, ValueError) as e:
+            rows.append({"file": str(p), "site": ",".join(combo), "state": "logged_out", "detail": f"unreadable: {e}"})
+            stale.update(c for c in combo if c in names)
+            continue
+        for c in combo:
+            site = target.stack.sites.get(c)
+            if site is None:
+                rows.append({"file": str(p), "site": c, "state": "logged_out", "detail": "no such site in this stack"})
+                continue
+            try:
+                account = site.account(role)
+            except KeyError as e:
+                rows.append({"file": str(p), "site": c, "state": "wrong_credentials", "detail": str(e.args[0])})
+                continue
+            drv = driver_for(site.kind.value, target.url(site))
+            res = drv.check_session(session_from_state(state), account)
+            rows.append({"file": str(p), "site": c, "state": res.state, "detail": res.detail, "tries": res.tries})
+            reporter.step(c, f"{p.name}: {res.state}")
+            if res.state == "logged_out" and c in names:
+                stale.add(c)
+    if not rows:
+        raise UsageError(f"no state files of {', '.join(sorted(names))} in {folder}; run `sitectl login` first")
+    rebuilt: list[str] = []
+    if rebuild and stale:
+        # Log the stale sites in again together with their pair partners, so pair files are rewritten.
+        partners = {s for pair in PAIRS if stale & set(pair) for s in pair}
+        again = [target.stack.sites[s] for s in sorted(stale | partners) if s in target.stack.sites]
+        res = login(target, again, role, out, explicit=False, reporter=reporter)
+        failed = {r["site"]: r for r in res["sites"] if r["state"] != "logged_in"}
+        for row in rows:
+            if row["site"] in stale and row["state"] == "logged_out":
+                if row["site"] in failed:
+                    row["state"] = failed[row["site"]]["state"]
+                    row["detail"] = f"rebuild failed: {failed[row['site']]['detail']}"
+                else:
+                    row["detail"] += "; rebuilt"
+        rebuilt = sorted(s for s in stale if s not in failed)
+    ok = all(r["state"] == "logged_in" or (r["state"] == "logged_out" and r["site"] in rebuilt) for r in rows)
+    return {"folder": str(folder), "files": rows, "rebuilt": rebuilt, "ok": ok}
+
+
+# -- state folders a reset must refresh ------------------------------------------------------
+def _registry(target: Target) -> Path:
+    from sitectl.ops.snapshots import snapshots_dir
+
+    return snapshots_dir() / f"i{target.instance}" / "login-folders.json"
+
+
+def _remember(target: Target, folder: Path, role: str) -> None:
+    """Record ``folder`` (absolute) as holding states of ``role`` for this instance."""
+    p = _registry(target)
+    try:
+        known = json.loads(p.read_text()) if p.is_file() else {}
+    except (OSError, ValueError):
+        known = {}
+    known[str(folder.resolve())] = role
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(".tmp")
+    tmp.write_text(json.dumps(known, indent=1, sort_keys=True))
+    os.replace(tmp, p)
+
+
+def refresh_after_reset(target: Target, sites: list[Site], reporter: Reporter = QUIET) -> list[dict]:
+    """After a reset of ``sites``, check every recorded state folder of the instance and log in
+    again where the reset discarded the server-side session (a restore puts the sessions table,
+    session files and Redis keys back to the snapshot's). Folders that no longer exist are
+    forgotten.
+
+    Returns:
+        ``[{"folder", "rebuilt": [site], "ok"}]``, one per folder that holds states of ``sites``.
+    """
+    p = _registry(target)
+    try:
+        known = json.loads(p.read_text()) if p.is_file() else {}
+    except (OSError, ValueError):
+        return []
+    out = []
+    for folder, role in sorted(known.items()):
+        f = Path(folder)
+        if not f.is_dir():
+            continue
+        base = f if role == DEFAULT_ROLE else f.parent
+        try:
+            res = check(target, sites, role, base, rebuild=True, reporter=reporter)
+        except UsageError:  # no state files of these sites there
+            continue
+        out.append({"folder": folder, "rebuilt": res["rebuilt"], "ok": res["ok"]})
+    return out

@@ -1,0 +1,76 @@
+"""A real HTTP reverse proxy in front of a real site, that misbehaves on purpose: it answers
+502 to the first N requests, or drops the Cookie header of requests to some paths (the site
+then sees a logged-out browser). Used to test how sitectl tells a failing site from an expired
+or unapplied login. Everything behind it is the real replica; only the faults are made here."""
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import requests
+
+HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
+       "transfer-encoding", "upgrade", "content-length", "content-encoding", "host"}
+
+
+class FaultProxy:
+    """``with FaultProxy("http://127.0.0.1:9999", fail_first=3) as p: p.url``.
+
+    Attributes:
+        fail_first: how many requests get 502 before the proxy starts forwarding.
+        drop_cookies_on: path prefixes whose requests are forwarded without their cookies.
+        seen: (method, path, status) of every request, in order.
+    """
+
+    def __init__(self, upstream: str, fail_first: int = 0, drop_cookies_on: tuple[str, ...] = ()):
+        self.upstream = upstream.rstrip("/")
+        self.fail_first = fail_first
+        self.drop_cookies_on = drop_cookies_on
+        self.seen: list[tuple[str, str, int]] = []
+        self._lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _handle(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with proxy._lock:
+                    fail = proxy.fail_first > 0
+                    if fail:
+                        proxy.fail_first -= 1
+                if fail:
+                    self.send_response(502)
+                    self.send_header("Content-Length", "11")
+                    self.end_headers()
+                    self.wfile.write(b"Bad Gateway")
+                    proxy.seen.append((self.command, self.path, 502))
+                    return
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
+                headers["Host"] = self.headers.get("Host", "")
+                if any(self.path.startswith(p) for p in proxy.drop_cookies_on):
+                    headers.pop("Cookie", None)
+                r = requests.request(self.command, proxy.upstream + self.path, headers=headers, data=body,
+                                     allow_redirects=False, timeout=30)
+                self.send_response(r.status_code)
+                for k, v in r.raw.headers.items():
+                    if k.lower() not in HOP:
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(r.content)))
+                self.end_headers()
+                self.wfile.write(r.content)
+                proxy.seen.append((self.command, self.path, r.status_code))
+
+            do_GET = do_POST = _handle
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> "FaultProxy":
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
