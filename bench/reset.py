@@ -216,7 +216,11 @@ def main() -> int:
                     help="repetitions of --full resets (default: --reps; a full restore copies every row)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/reset.json")
     ap.add_argument("--png", type=Path, default=ROOT / "bench/results/reset.png")
+    ap.add_argument("--chart-only", action="store_true", help="Only draw --png from the results already in --out.")
     a = ap.parse_args()
+    if a.chart_only:
+        chart(json.loads(a.out.read_text())["results"], a.png)
+        return 0
     if a.reps < 1:
         ap.error("--reps must be at least 1")
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
