@@ -31,6 +31,7 @@ from requests.cookies import create_cookie
 from sitectl.errors import LoginError, SiteUnhealthy, UsageError
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites import driver_for
+from sitectl.sites.base import DRIVERS, retry_wait
 from sitectl.stack import Site
 from sitectl.target import Target
 
@@ -186,8 +187,7 @@ def login_site(target: Target, site: Site, role: str = DEFAULT_ROLE, attempts: i
         raise UsageError(f"site {site.name!r} has no login")
     res = SiteLogin(site.name, role, account.username, "unhealthy", session_cookies=drv.session_cookies)
     for i in range(attempts):
-        if i:
-            time.sleep(min(4.0, 0.5 * 2 ** (i - 1)))
+        time.sleep(retry_wait(i))
         session = drv.new_session()
         try:
             drv.login(session, account)
@@ -215,10 +215,10 @@ def login_site(target: Target, site: Site, role: str = DEFAULT_ROLE, attempts: i
 def _chosen(target: Target, sites: list[Site], role: str, explicit: bool) -> list[Site]:
     out = []
     for s in sites:
-        drv_has_login = driver_for(s.kind.value, "http://x").has_login
-        if not drv_has_login or role not in s.accounts:
+        has_login = DRIVERS[s.kind.value].has_login
+        if not has_login or role not in s.accounts:
             if explicit:
-                if not drv_has_login:
+                if not has_login:
                     raise UsageError(f"site {s.name!r} has no login")
                 raise UsageError(f"site {s.name!r} has no account for role {role!r} (roles: {', '.join(s.accounts) or 'none'})")
             continue

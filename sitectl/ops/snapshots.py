@@ -26,7 +26,7 @@ from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
 from sitectl.stores import StoreError, check_snapshot_name, stores_for
 from sitectl.stores.sql import SqlResult
-from sitectl.stores.transport import Command, fits, run_batch
+from sitectl.stores.transport import fits, run_batch
 from sitectl.target import Target
 
 GOLDEN = "golden"
@@ -187,6 +187,19 @@ class SiteReset:
         return self.__dict__.copy()
 
 
+def _transport(stores):
+    """The site's ``docker exec`` transport (all its stores share one), or None."""
+    return next((st.t for st in stores if st.t is not None), None)
+
+
+def _slices(results: list, groups: list[list]):
+    """``results`` cut into consecutive slices as long as each of ``groups``."""
+    i = 0
+    for g in groups:
+        yield results[i:i + len(g)]
+        i += len(g)
+
+
 def _changes(stores, name, after_restore: bool = False) -> list[tuple]:
     """Each store's changes, all asked in one round trip into the site's container (queries of
     network sessions run on their own connections); with ``after_restore``, the stores'
@@ -196,17 +209,12 @@ def _changes(stores, name, after_restore: bool = False) -> list[tuple]:
     pre = [a for st in stores for a in st.after_restore_requests()] if after_restore else []
     groups = [st.detect_requests(name) for st in stores]
     flat = [r for group in groups for r in group]
-    transport = next((st.t for st in stores if st.t is not None), None)
-    results = run_batch(transport, pre + flat, f"{stores[0].site} changes") if pre + flat else []
-    for a, (rc, o) in zip(pre, results[:len(pre)]):
-        if rc != 0:
-            raise StoreError(f"{stores[0].site}: {a.argv[0]} failed after the restore (exit code {rc}): {o.strip()[-500:]}")
-    results = results[len(pre):]
-    out, i = [], 0
-    for st, group in zip(stores, groups):
-        out.append((st, st.parse_changes(name, results[i:i + len(group)])))
-        i += len(group)
-    return out
+    results = run_batch(_transport(stores), pre + flat, f"{stores[0].site} changes") if pre + flat else []
+    for a, res in zip(pre, results):
+        err = _failure(res)
+        if err is not None:
+            raise StoreError(f"{stores[0].site}: {a.argv[0]} failed after the restore: {err}")
+    return [(st, st.parse_changes(name, part)) for st, part in zip(stores, _slices(results[len(pre):], groups))]
 
 
 def _failure(result) -> str | None:
@@ -236,21 +244,16 @@ def _restore_in_one_trip(stores, name: str, found: list[tuple]) -> list[str] | N
     # folders, every entry the restore touched).
     groups = [st.check_requests(name, c) for st, c in found]
     reqs = restore + flush + [r for g in groups for r in g]
-    argvs = [r.argv if isinstance(r, Command) else r.argv() for r in reqs]
+    argvs = [r.argv for r in reqs]
     if any(a is None for a in argvs) or not fits(argvs):
         return None  # a network query, or more than one exec can carry: step by step
-    transport = next(st.t for st in stores if st.t is not None)
-    results = run_batch(transport, reqs, f"{stores[0].site} restore")
+    results = run_batch(_transport(stores), reqs, f"{stores[0].site} restore")
     for what, res in zip(["restore"] * len(restore) + ["flush after the restore"] * len(flush), results):
         err = _failure(res)
         if err is not None:
             raise StoreError(f"{stores[0].site}: {what} failed: {err}")
-    results = results[len(restore) + len(flush):]
-    left, i = [], 0
-    for (st, c), group in zip(found, groups):
-        left += st.parse_check(name, c, results[i:i + len(group)])
-        i += len(group)
-    return left
+    parts = _slices(results[len(restore) + len(flush):], groups)
+    return [item for (st, c), part in zip(found, parts) for item in st.parse_check(name, c, part)]
 
 
 def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, full: bool = False,

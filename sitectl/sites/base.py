@@ -132,8 +132,7 @@ class SiteDriver:
         tries: list[str] = []
         path = self.probe_path(account)
         for i in range(attempts):
-            if i:
-                time.sleep(min(4.0, wait * 2 ** (i - 1)))
+            time.sleep(retry_wait(i, wait))
             try:
                 r = self.get(session, path, allow_redirects=False)
             except SiteUnhealthy as e:
@@ -182,6 +181,12 @@ class SiteDriver:
                 f"does not match the host in use ({_origin(url)})",
             )
         return r
+
+
+def retry_wait(attempt: int, first: float = 0.5) -> float:
+    """Seconds to wait before try ``attempt`` (0-based) of an unhealthy site: none before the
+    first, then ``first``, doubled each time, at most 4 s."""
+    return 0.0 if attempt == 0 else min(4.0, first * 2 ** (attempt - 1))
 
 
 @dataclass

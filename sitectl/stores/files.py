@@ -16,7 +16,7 @@ No shell command is ever built from input: fixed scripts take paths as arguments
 from __future__ import annotations
 
 from sitectl.stores.base import Changes, Store, StoreError
-from sitectl.stores.transport import Command, ExecTransport
+from sitectl.stores.transport import Command, ExecTransport, budget_chunks
 
 ROOT = "/var/lib/sitectl/snapshots/files"
 _LIST_FMT = r"%y\t%m\t%U:%G\t%s\t%T@\t%P\n"
@@ -253,12 +253,4 @@ class FilesStore(Store):
 
 
 def _chunks(ops: list[str]):
-    chunk, size = [], 0
-    for op in ops:
-        if chunk and size + len(op) > _ARG_BUDGET:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(op)
-        size += len(op) + 1
-    if chunk:
-        yield chunk
+    return budget_chunks(ops, _ARG_BUDGET)

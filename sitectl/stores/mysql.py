@@ -26,13 +26,10 @@ import json
 import re
 
 from sitectl.stores.base import Changes, Store, StoreError
-from sitectl.stores.sql import SqlResult, SqlSession
+from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
 
 TRACK_DB = "sitectl"
 MAX_KEYS_PER_TABLE = 2000  # above this a table is restored whole (one statement stays small)
-#: Bytes one SQL text may have: it travels as one argument of ``mysql -e`` (Linux caps one
-#: argument at 128 KiB).
-SQL_BUDGET = 100_000
 
 
 def q_ident(name: str) -> str:
@@ -95,21 +92,6 @@ class MysqlStore(Store):
             StoreError: the server refused (names the site and ``what``).
         """
         return self.s.query(statements, what)
-
-    def sql_chunks(self, stmts: list[str], what: str, prelude: str = "") -> None:
-        """Run ``stmts`` in as few calls as possible, each text under :data:`SQL_BUDGET` bytes
-        (``prelude``, e.g. session settings, starts every call)."""
-        chunk: list[str] = []
-        size = len(prelude.encode())
-        for st in stmts:
-            n = len(st.encode()) + 1
-            if chunk and size + n > SQL_BUDGET:
-                self.sql(prelude + "\n".join(chunk), what)
-                chunk, size = [], len(prelude.encode())
-            chunk.append(st)
-            size += n
-        if chunk:
-            self.sql(prelude + "\n".join(chunk), what)
 
     def snap_db(self, name: str) -> str:
         return f"sitectl_s_{name}"
@@ -197,7 +179,7 @@ class MysqlStore(Store):
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.meta (db VARCHAR(64) PRIMARY KEY, snapshot VARCHAR(64)) ENGINE=InnoDB;",
         ]
         self.sql("\n".join(parts), "install change tracking")
-        self.sql_chunks([self._drop_triggers_sql(t) + "\n" + self._trigger_sql(t, pk.get(t, [])) for t in tables],
+        self.s.query_chunks([self._drop_triggers_sql(t) + "\n" + self._trigger_sql(t, pk.get(t, [])) for t in tables],
                         "install change tracking")
         self._reset_baseline(name)
 
@@ -231,7 +213,7 @@ class MysqlStore(Store):
                  f"CREATE TABLE {sdb}.__tables (tbl VARCHAR(64) PRIMARY KEY, create_sql LONGTEXT, auto_inc BIGINT);",
                  f"CREATE TABLE {sdb}.__triggers (name VARCHAR(64) PRIMARY KEY, tbl VARCHAR(64), create_sql LONGTEXT);"]
         self.sql("\n".join(parts), f"snapshot {name}")
-        self.sql_chunks([f"CREATE TABLE {sdb}.{q_ident(t)} LIKE {q_ident(self.db)}.{q_ident(t)}; "
+        self.s.query_chunks([f"CREATE TABLE {sdb}.{q_ident(t)} LIKE {q_ident(self.db)}.{q_ident(t)}; "
                          f"INSERT INTO {sdb}.{q_ident(t)} SELECT * FROM {q_ident(self.db)}.{q_ident(t)};" for t in tables],
                         f"snapshot {name}", prelude="SET @sitectl_off=1;\n")
         # CREATE TABLE texts and the application's triggers, kept for DDL restores.
@@ -244,7 +226,7 @@ class MysqlStore(Store):
         ins = [f"INSERT INTO {sdb}.__tables VALUES ({m_value(r[0])},{m_value(r[1])},{ai.get(r[0], 0)});" for r in creates]
         ins += [f"INSERT INTO {sdb}.__triggers VALUES ({m_value(r[0])},{m_value(tb)},{m_value(r[2])});"
                 for r, (_, tb) in zip(trig_sql, trig)]
-        self.sql_chunks(ins, "save definitions")
+        self.s.query_chunks(ins, "save definitions")
         self._install_tracking(name)
         fp = self.fingerprint(name)
         size = self.sql(f"SELECT IFNULL(SUM(data_length+index_length),0) FROM information_schema.tables WHERE table_schema={m_value(self.snap_db(name))}")
@@ -395,11 +377,11 @@ class MysqlStore(Store):
             if defs[t][1] and defs[t][1] != "0":
                 stmts.append(f"ALTER TABLE {live} AUTO_INCREMENT={int(defs[t][1])};")
             stmts.append(self._trigger_sql(t, pk.get(t, [])))
-        self.sql_chunks(stmts, f"re-create tables from {name}", prelude=prelude)
+        self.s.query_chunks(stmts, f"re-create tables from {name}", prelude=prelude)
         # The application's own triggers on the re-created tables.
         trig = self.sql(f"SELECT create_sql FROM {sdb}.__triggers WHERE tbl IN ({','.join(map(m_value, tables)) or 'NULL'})")
         if trig:
-            self.sql_chunks([r[0] + "$$" for r in trig], "re-create triggers", prelude=f"USE {q_ident(self.db)};\nDELIMITER $$\n")
+            self.s.query_chunks([r[0] + "$$" for r in trig], "re-create triggers", prelude=f"USE {q_ident(self.db)};\nDELIMITER $$\n")
 
     def _restore_autoinc(self, name: str, tables: list[str]) -> None:
         if not tables:

@@ -27,12 +27,9 @@ import uuid
 
 from sitectl.stores.base import Changes, Store, StoreError
 from sitectl.stores.mysql import q_value
-from sitectl.stores.sql import SqlResult, SqlSession
+from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
 
 MAX_KEYS_PER_TABLE = 5000
-#: Bytes one SQL text may have: it travels as one argument of ``psql -c`` (Linux caps one
-#: argument at 128 KiB).
-SQL_BUDGET = 100_000
 #: Up to this many logged keys in all, they are read with the detection and put in the restore
 #: statement as literals (the planner then always uses the primary-key index).
 MAX_INLINE_KEYS = 2000
@@ -167,20 +164,6 @@ class PostgresStore(Store):
         """
         return self.s.query(statements, what)
 
-    def sql_chunks(self, stmts: list[str], what: str) -> None:
-        """Run ``stmts`` in as few calls as possible, each text under :data:`SQL_BUDGET` bytes."""
-        chunk: list[str] = []
-        size = 0
-        for st in stmts:
-            n = len(st.encode()) + 1
-            if chunk and size + n > SQL_BUDGET:
-                self.sql("\n".join(chunk), what)
-                chunk, size = [], 0
-            chunk.append(st)
-            size += n
-        if chunk:
-            self.sql("\n".join(chunk), what)
-
     def snap_schema(self, name: str) -> str:
         return f"sitectl_s_{name}"
 
@@ -205,7 +188,7 @@ class PostgresStore(Store):
                          f"EXECUTE FUNCTION sitectl.log_row({cols}); "
                          f"CREATE TRIGGER sitectl_trunc AFTER TRUNCATE ON {tbl} FOR EACH STATEMENT "
                          "EXECUTE FUNCTION sitectl.log_truncate();")
-        self.sql_chunks(parts, "install change tracking")
+        self.s.query_chunks(parts, "install change tracking")
         self._reset_baseline(name)
 
     def _reset_baseline(self, name: str) -> None:
@@ -231,7 +214,7 @@ class PostgresStore(Store):
         parts.append(f"CREATE TABLE {s}.__sequences AS {self._sequence_values_sql(seqs)};")
         parts.append(f"CREATE TABLE {s}.__tables AS SELECT * FROM ({TABLES_SQL}) t;")
         parts.append(f"CREATE TABLE {s}.__schema (n serial PRIMARY KEY, line text NOT NULL);")
-        self.sql_chunks(parts, f"snapshot {name}")
+        self.s.query_chunks(parts, f"snapshot {name}")
         self.s.dump_into_table(self.DUMP_ARGS, f"{s}.__schema", f"{self.label} schema dump")
         self._install_tracking(name)
         size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "

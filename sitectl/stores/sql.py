@@ -32,6 +32,9 @@ from sitectl.stores.base import StoreError
 
 #: Folder inside the container where dumps are staged.
 STAGE = "/var/lib/sitectl/stage"
+#: Bytes one SQL text may have: it travels as one argument of ``mysql -e`` / ``psql -c``
+#: (Linux caps one argument at 128 KiB).
+SQL_BUDGET = 100_000
 #: psql flags: no ~/.psqlrc, quiet, unaligned, tuples only, tab-separated, stop on error.
 PSQL_FLAGS = ["-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1"]
 
@@ -76,7 +79,9 @@ class Query:
     session: "SqlSession"
     sql: str
 
+    @property
     def argv(self) -> list[str] | None:
+        """The command that runs this query through ``docker exec``, or None (network)."""
         return self.session.argv(self.sql)
 
     def decode(self, rc: int, out: str) -> SqlResult:
@@ -116,6 +121,14 @@ class SqlSession(ABC):
         Raises:
             StoreError: the server or the client refused; names the site and ``what``.
         """
+
+    def query_chunks(self, stmts: list[str], what: str, prelude: str = "") -> None:
+        """Run ``stmts`` in as few calls as possible, each text (``prelude``, e.g. session
+        settings, first) under :data:`SQL_BUDGET` bytes."""
+        from sitectl.stores.transport import budget_chunks
+
+        for chunk in budget_chunks(stmts, SQL_BUDGET, len(prelude.encode())):
+            self.query(prelude + "\n".join(chunk), what)
 
     def argv(self, sql: str) -> list[str] | None:
         """The command that runs ``sql`` inside the container, or None (network sessions)."""
@@ -280,9 +293,10 @@ def _local_tool(site: str, program: str) -> str:
     return path
 
 
-def _run_local(site: str, argv: list[str], env: dict, what: str, stdin=None) -> None:
+def _run_local(site: str, argv: list[str], env: dict, what: str, stdin=None, stdout=None) -> None:
     try:
-        p = subprocess.run(argv, env={**os.environ, **env}, stdin=stdin, capture_output=True, timeout=3600)
+        p = subprocess.run(argv, env={**os.environ, **env}, stdin=stdin, stdout=stdout or subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=3600)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise StoreError(f"{site}: {what} failed: {e}") from None
     if p.returncode != 0:
@@ -352,10 +366,7 @@ class MysqlNetwork(SqlSession):
     def dump(self, args: list[str], out: str, what: str) -> None:
         flags, env = self._flags()
         with open(out, "wb") as f:
-            p = subprocess.run([_local_tool(self.site, "mysqldump"), *flags, *args], env={**os.environ, **env},
-                               stdout=f, stderr=subprocess.PIPE, timeout=3600)
-        if p.returncode != 0:
-            raise StoreError(f"{self.site}: {what} failed (exit code {p.returncode}): {p.stderr.decode(errors='replace')[-1500:]}")
+            _run_local(self.site, [_local_tool(self.site, "mysqldump"), *flags, *args], env, what, stdout=f)
 
     def load(self, program: str, args: list[str], src: str, what: str) -> None:
         flags, env = self._flags()

@@ -84,6 +84,23 @@ class ExecTransport:
         return [(int(r), o) for r, o in zip(rcs, outs)]
 
 
+def budget_chunks(items: list[str], budget: int, base: int = 0):
+    """Split ``items`` into consecutive lists whose UTF-8 size (plus one separator byte each,
+    plus ``base``) stays under ``budget`` bytes; an item larger than the budget gets a list of
+    its own."""
+    chunk: list[str] = []
+    size = base
+    for it in items:
+        n = len(it.encode()) + 1
+        if chunk and size + n > budget:
+            yield chunk
+            chunk, size = [], base
+        chunk.append(it)
+        size += n
+    if chunk:
+        yield chunk
+
+
 def fits(argvs: list[list[str]]) -> bool:
     """Whether ``argvs`` fit in one exec: each argument under :data:`ARG_BUDGET` bytes and all
     under :data:`BATCH_BUDGET`."""
@@ -110,7 +127,7 @@ def run_batch(transport: ExecTransport | None, requests: list, what: str) -> lis
         StoreError: the exec batch itself failed, or a command needs a container and there is none.
     """
     results: list = [None] * len(requests)
-    batched = [(i, r, r.argv if isinstance(r, Command) else r.argv()) for i, r in enumerate(requests)]
+    batched = [(i, r, r.argv) for i, r in enumerate(requests)]
     batched = [(i, r, a) for i, r, a in batched if a is not None]
     if batched:
         if transport is None:
