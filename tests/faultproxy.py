@@ -38,11 +38,12 @@ class FaultProxy:
                     if fail:
                         proxy.fail_first -= 1
                 if fail:
+                    # Recorded before answering: the client may read `seen` as soon as it has the answer.
+                    proxy.seen.append((self.command, self.path, 502))
                     self.send_response(502)
                     self.send_header("Content-Length", "11")
                     self.end_headers()
                     self.wfile.write(b"Bad Gateway")
-                    proxy.seen.append((self.command, self.path, 502))
                     return
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
                 headers["Host"] = self.headers.get("Host", "")
@@ -50,6 +51,7 @@ class FaultProxy:
                     headers.pop("Cookie", None)
                 r = requests.request(self.command, proxy.upstream + self.path, headers=headers, data=body,
                                      allow_redirects=False, timeout=30)
+                proxy.seen.append((self.command, self.path, r.status_code))
                 self.send_response(r.status_code)
                 for k, v in r.raw.headers.items():
                     if k.lower() not in HOP:
@@ -57,7 +59,6 @@ class FaultProxy:
                 self.send_header("Content-Length", str(len(r.content)))
                 self.end_headers()
                 self.wfile.write(r.content)
-                proxy.seen.append((self.command, self.path, r.status_code))
 
             do_GET = do_POST = _handle
 
