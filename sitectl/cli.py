@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -26,23 +27,14 @@ from sitectl.target import Target, resolve_target
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 
-def _recorded_host(instance: int | None) -> str | None:
-    """The host the instance's running containers were made for (label ``sitectl.host``)."""
-    try:
-        eng = Engine()
-        for c in eng.iter_containers({"sitectl.instance": str(instance or 0)}):
-            if c.labels.get("sitectl.host"):
-                return c.labels["sitectl.host"]
-    except Exception:  # noqa: BLE001 - no engine: fall back to config/defaults
-        return None
-    return None
-
-
 def target_options(f):
-    """Options every command shares: --stack, --host, --instance, --seed, --scale, --data-dir,
-    --config, --json."""
+    """Options every command shares: --stack, --host, --site-hosts, --instance, --seed, --scale,
+    --data-dir, --config, --json."""
     @click.option("--stack", help="Stack: mini (default), webarena, or a path to a stack YAML file.")
     @click.option("--host", help="Host name or IPv4 the browser uses (default: config, running stack, 127.0.0.1).")
+    @click.option("--site-hosts/--no-site-hosts", default=None,
+                  help="Give each site its own host name under --host (shopping.localhost), so that no "
+                       "two sites share cookies (default: config, running stack, off).")
     @click.option("--instance", type=int, default=None, help="Instance number (0 = WebArena's names and ports).")
     @click.option("--seed", type=int, default=None, help="Replica seed (default: config, else 0).")
     @click.option("--scale", type=click.Choice(["tiny", "full"]), default=None, help="Replica scale (default tiny).")
@@ -50,11 +42,12 @@ def target_options(f):
     @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file (default ./sitectl.yaml).")
     @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
     @functools.wraps(f)
-    def wrapper(stack, host, instance, seed, scale, data_dir, config_file, as_json, **kw):
+    def wrapper(stack, host, site_hosts, instance, seed, scale, data_dir, config_file, as_json, **kw):
         try:
-            recorded = None if host else _recorded_host(instance)
-            target = resolve_target(stack, host, instance, data_dir, config_file, recorded_host=recorded,
-                                    seed=seed, scale=scale)
+            rec_host, rec_site_hosts = lifecycle.recorded_host(Engine(), instance)
+            target = resolve_target(stack, host, instance, data_dir, config_file, recorded_host=rec_host,
+                                    seed=seed, scale=scale, site_hosts=site_hosts,
+                                    recorded_site_hosts=rec_site_hosts)
             result = f(target=target, as_json=as_json, **kw)
         except SitectlError as e:
             _fail(str(e), e.exit_code, as_json, getattr(e, "payload", None))
@@ -105,6 +98,7 @@ def up(target: Target, as_json: bool, sites, no_build):
         return {"stack": target.stack.name, "host": target.host, "instance": target.instance,
                 "sites": [r.as_dict() for r in rows]}
     _print_sites(rows)
+    _hosts_note(target)
 
 
 @main.command()
@@ -257,6 +251,31 @@ def _probe_table(outcomes) -> None:
     for o in outcomes:
         t.add_row(o.site, o.probe, "yes" if o.ok else "[red]NO[/red]", escape(o.detail))
     out.print(t)
+
+
+def _hosts_note(target: Target) -> None:
+    """After ``up``: say which site host names only browsers and sitectl can reach."""
+    if not target.site_hosts:
+        return
+    names = envvars.host_names(target)
+    if names["unresolved"]:
+        click.echo(f"note: this machine does not resolve {', '.join(names['unresolved'])}. Browsers and sitectl "
+                   "reach *.localhost anyway; for other clients run `apt-get install libnss-myhostname` or "
+                   "add to /etc/hosts:\n  " + "\n  ".join(names["lines"]), err=True)
+
+
+@main.command()
+@target_options
+def hosts(target: Target, as_json: bool):
+    """Show the sites' host names, which ones this machine cannot resolve, and the
+    /etc/hosts lines that would fix that (see --site-hosts)."""
+    names = envvars.host_names(target)
+    if as_json:
+        return names
+    for site, h in names["hosts"].items():
+        click.echo(f"{site:16} {h}{'  (not resolved here)' if h in names['unresolved'] else ''}")
+    for line in names["lines"]:
+        click.echo(f"# for /etc/hosts:\n{line}")
 
 
 @main.command()
@@ -424,6 +443,53 @@ def tasks_check(target: Target, as_json: bool, path: Path):
               f"({report['unique_start_urls']} distinct start URLs checked)")
     if report["served"] != report["total"]:
         sys.exit(8)
+
+
+@tasks.command("prepare")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--task-id", "task_ids", multiple=True, type=int, help="Which task of a task file (repeatable).")
+@click.option("--all", "all_tasks", is_flag=True, help="Every task of the file (each site reset, each combination logged in once).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("config_files"),
+              show_default=True, help="Folder of the ready configs (<task_id>.json) and their storage states (.auth/).")
+@click.option("--dry-run", is_flag=True, help="Preflight and show the plan; reset, log in and write nothing.")
+@click.option("--no-reset", is_flag=True, help="Do not reset the sites the tasks touch.")
+@click.option("--urls-from-env", is_flag=True,
+              help="Take the site URLs from WebArena's variables in the environment (SHOPPING, ...), as the harness will.")
+@target_options
+def tasks_prepare(target: Target, as_json: bool, path: Path, task_ids, all_tasks, out_dir, dry_run, no_reset, urls_from_env):
+    """Make tasks ready: preflight their URLs, reset their sites, log in their storage state,
+    and write the substituted config. PATH holds one task, or a task file with --task-id/--all."""
+    from sitectl.ops import prepare as prep
+
+    data = taskmod.load_tasks(path)
+    if all_tasks and task_ids:
+        raise UsageError("give --task-id or --all, not both")
+    if task_ids:
+        by_id = {t.get("task_id"): t for t in data}
+        missing = [i for i in task_ids if i not in by_id]
+        if missing:
+            raise UsageError(f"{path}: no task with task_id {', '.join(map(str, missing))}")
+        chosen = [by_id[i] for i in task_ids]
+    elif all_tasks or len(data) == 1:
+        chosen = data
+    else:
+        raise UsageError(f"{path} holds {len(data)} tasks: choose with --task-id ID or --all")
+    res = prep.prepare(target, chosen, out_dir, environ=dict(os.environ) if urls_from_env else None,
+                       dry_run=dry_run, reset=not no_reset, reporter=_reporter(as_json))
+    if as_json:
+        return res
+    verb = "would" if dry_run else "did"
+    out.print(f"reset ({verb}): {', '.join(res['reset']) or '-'}")
+    out.print(f"log in ({verb}): {', '.join(res['logins']) or '-'}")
+    for r in res["tasks"][:20]:
+        out.print(f"task {r['task_id']}: {r['config']}" + (f" (state {Path(r['storage_state']).name})" if r["storage_state"] else ""))
+    if len(res["tasks"]) > 20:
+        out.print(f"... {len(res['tasks']) - 20} more")
+    out.print(f"{len(res['tasks'])} task(s) {'planned' if dry_run else 'ready'} in {res['seconds']:.2f} s")
+
+
+# `sitectl task prepare` reads as well as `sitectl tasks prepare`.
+main.add_command(tasks, name="task")
 
 
 def run() -> None:

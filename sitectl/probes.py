@@ -6,6 +6,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
+from sitectl import http
 from sitectl.engine import Engine
 from sitectl.errors import LoginError, SitectlError, SiteUnhealthy
 from sitectl.sites import driver_for
@@ -52,8 +53,8 @@ def http_probe(url: str, probe: Probe, timeout: float = 10.0) -> tuple[bool, str
     so ``localhost`` against a site configured for ``127.0.0.1`` shows up here.
     """
     try:
-        r = requests.get(url, allow_redirects=False, timeout=timeout,
-                         headers={"User-Agent": "sitectl-probe"})
+        r = http.new_session().get(url, allow_redirects=False, timeout=timeout,
+                                   headers={"User-Agent": "sitectl-probe"})
     except requests.RequestException as e:
         return False, f"GET {url}: {type(e).__name__}"
     if r.is_redirect:

@@ -3,7 +3,14 @@
 Values come from, in order: the command line, the config file, the host recorded on the
 running containers (label ``sitectl.host``), the stack file's ``defaults``. The config file is
 ``./sitectl.yaml`` or the file named by ``SITECTL_CONFIG``; it may set ``stack``, ``host``,
-``instance``, ``seed``, ``scale`` and ``data_dir``. Nothing here is hard-coded per machine.
+``site_hosts``, ``instance``, ``seed``, ``scale`` and ``data_dir``. Nothing here is hard-coded
+per machine.
+
+Site host names (``site_hosts``): every site gets its own name under the host, e.g.
+``shopping.localhost`` and ``reddit.localhost`` instead of ``localhost`` for both. Browsers
+scope cookies to the host name, not the port (RFC 6265 §8.5), so on one name the forum's and
+the shop's ``PHPSESSID`` overwrite each other and no combined storage state of the two can
+work; on their own names they never meet.
 """
 from __future__ import annotations
 
@@ -19,7 +26,7 @@ from sitectl.errors import UsageError
 from sitectl.stack import Site, Stack, load_stack
 
 _HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*$")
-_CONFIG_KEYS = {"stack", "host", "instance", "seed", "scale", "data_dir"}
+_CONFIG_KEYS = {"stack", "host", "site_hosts", "instance", "seed", "scale", "data_dir"}
 #: Instance N publishes each port at the declared port + PORT_STEP * N (see docs/cli.md).
 PORT_STEP = 100
 
@@ -83,7 +90,8 @@ def read_config(path: str | None = None) -> dict:
     unknown = set(data) - _CONFIG_KEYS
     if unknown:
         raise UsageError(f"{p}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_CONFIG_KEYS))})")
-    types = {"stack": str, "host": str, "instance": int, "seed": int, "scale": str, "data_dir": str}
+    types = {"stack": str, "host": str, "site_hosts": bool, "instance": int, "seed": int, "scale": str,
+             "data_dir": str}
     for k, v in data.items():
         if type(v) is not types[k]:  # bool is not an int here, 1.9 is not an instance
             raise UsageError(f"{p}: key {k!r} must be a {types[k].__name__}, not {v!r}")
@@ -97,6 +105,7 @@ class Target:
     Attributes:
         stack: the loaded stack.
         host: host name or IPv4 address the browser and harness use (no scheme, no port).
+        site_hosts: give each site its own host name under ``host`` (:meth:`site_host`).
         instance: 0 for the default instance (WebArena's exact names and ports).
         seed, scale: replica seeding parameters (build args of the mini images).
         data_dir: folder substituted for ``{data}`` (e.g. where the wiki's ZIM is).
@@ -111,6 +120,7 @@ class Target:
     scale: str = "tiny"
     data_dir: str = field(default_factory=lambda: str(Path("data").resolve()))
     scheme: str = "http"
+    site_hosts: bool = False
 
     @property
     def publish_address(self) -> str:
@@ -130,7 +140,8 @@ class Target:
         """The ``sitectl.*`` labels put on the instance's containers and network."""
         out = {"sitectl.instance": str(self.instance), "sitectl.stack": self.stack.name}
         if site is not None:
-            out.update({"sitectl.site": site.name, "sitectl.kind": site.kind.value, "sitectl.host": self.host})
+            out.update({"sitectl.site": site.name, "sitectl.kind": site.kind.value, "sitectl.host": self.host,
+                        "sitectl.site_hosts": "1" if self.site_hosts else "0"})
         return out
 
     # -- images -------------------------------------------------------------------------
@@ -154,19 +165,28 @@ class Target:
         return site.host_ports[index] + PORT_STEP * self.instance
 
     def container_port(self, site: Site, index: int = 0) -> int:
-        """Container port ``index``: as declared, except that a port declared equal inside and
-        out (GitLab's 8023, which must match ``external_url``) moves with the host port."""
-        hp, cp = site.host_ports[index], site.container_ports[index]
-        return self.host_port(site, index) if hp == cp else cp
+        """Container port ``index``: as declared, except the first port of a site that
+        ``listens_on_url_port`` (GitLab listens where ``external_url`` says), which is the host
+        port on every instance."""
+        if index == 0 and site.listens_on_url_port:
+            return self.host_port(site, index)
+        return site.container_ports[index]
+
+    def site_host(self, site: Site) -> str:
+        """The host name the browser uses for ``site``: ``host`` itself, or with
+        ``site_hosts`` the site's own name under it, its name with ``_`` turned into ``-``
+        (host names have no underscores, RFC 1123): ``shopping-admin.localhost``."""
+        return f"{site.name.replace('_', '-')}.{self.host}" if self.site_hosts else self.host
 
     def origin(self, site: Site) -> str:
-        """``scheme://host:port`` of the site's first published port."""
-        return f"{self.scheme}://{self.host}:{self.host_port(site)}"
+        """``scheme://host:port`` of the site's first published port (its own host name with
+        ``site_hosts``)."""
+        return f"{self.scheme}://{self.site_host(site)}:{self.host_port(site)}"
 
     def fill(self, template: str, site: Site) -> str:
         """Fill the placeholders of a stack-file string for ``site``."""
         values = {
-            "host": self.host,
+            "host": self.site_host(site),
             "scheme": self.scheme,
             "port": str(self.host_port(site)),
             "origin": self.origin(site),
@@ -193,12 +213,17 @@ def resolve_target(
     recorded_host: str | None = None,
     seed: int | None = None,
     scale: str | None = None,
+    site_hosts: bool | None = None,
+    recorded_site_hosts: bool | None = None,
 ) -> Target:
     """Build the :class:`Target` of a command from its options, the config file and defaults.
 
     Args:
         recorded_host: the host found on running containers (``sitectl.host``), used when
             neither the command line nor the config file gives one.
+        site_hosts, recorded_site_hosts: per-site host names from the command line and from
+            the running containers (``sitectl.site_hosts``); with them on and no host given
+            anywhere, the host is ``localhost`` (an address has no names under it).
 
     Raises:
         UsageError, sitectl.errors.StackError: bad values, naming the option or file.
@@ -208,7 +233,14 @@ def resolve_target(
             raise UsageError(f"{opt} is empty")
     cfg = read_config(config)
     st = load_stack(stack or cfg.get("stack") or "mini")
-    h = host or cfg.get("host") or recorded_host or st.defaults.host
+    sh = next(v for v in (site_hosts, cfg.get("site_hosts"), recorded_site_hosts, st.defaults.site_hosts)
+              if v is not None)
+    h = host or cfg.get("host") or recorded_host or ("localhost" if sh and _is_ipv4(st.defaults.host) else st.defaults.host)
+    if sh and _is_ipv4(str(h)):
+        raise UsageError(
+            f"--site-hosts names each site under the host (shopping.HOST), and {h} is an address: "
+            "give a host name, e.g. --host localhost"
+        )
     inst = instance if instance is not None else int(cfg.get("instance", 0))
     if inst < 0 or inst > 99:
         raise UsageError(f"--instance {inst}: give 0 to 99")
@@ -220,4 +252,12 @@ def resolve_target(
         raise UsageError(f"scale {scale!r}: give tiny or full")
     dd = data_dir or cfg.get("data_dir") or "data"
     return Target(stack=st, host=validate_host(str(h)), instance=inst, seed=seed, scale=scale,
-                  data_dir=str(Path(dd).resolve()))
+                  data_dir=str(Path(dd).resolve()), site_hosts=bool(sh))
+
+
+def _is_ipv4(host: str) -> bool:
+    try:
+        ipaddress.IPv4Address(host)
+        return True
+    except ValueError:
+        return False

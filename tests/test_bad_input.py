@@ -2,7 +2,6 @@
 never a traceback. (Cases found by an adversarial review; docker-side cases are in
 test_bad_input_docker.py and test_reset_delta.py.)"""
 import json
-import textwrap
 
 import pytest
 from click.testing import CliRunner
@@ -69,7 +68,8 @@ def test_loopback_names_publish_on_loopback_only(host):
     assert "127.0.0.1:7770:80" in json.loads(out)["commands"][0]["run"]
 
 
-@pytest.mark.parametrize("text", ["instance: abc", "instance: 1.9", "instance: true", "seed: [1]", "seed: -3"])
+@pytest.mark.parametrize("text", ["instance: abc", "instance: 1.9", "instance: true", "seed: [1]", "seed: -3",
+                                  "site_hosts: \"yes\"", "site_hosts: 1"])
 def test_config_values_are_typed(tmp_path, text):
     c = tmp_path / "c.yaml"
     c.write_text(text + "\n")

@@ -233,6 +233,13 @@ def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QU
                 f"site {site.name!r} runs for host {info.labels.get('sitectl.host')!r}, not {target.host!r}; "
                 f"use --host {info.labels.get('sitectl.host')}, or `sitectl down` then `sitectl up --host {target.host}`"
             )
+        running = info.labels.get("sitectl.site_hosts") == "1"
+        if running != target.site_hosts:
+            flag = "--site-hosts" if running else "--no-site-hosts"
+            raise UsageError(
+                f"site {site.name!r} runs with site host names {'on' if running else 'off'}, not "
+                f"{'on' if target.site_hosts else 'off'}; use {flag}, or `sitectl down` then `sitectl up` with the other"
+            )
     rebuilt = info is not None and info.image_id and info.image_id != engine.image_id(target.image(site))
     if info is not None and (recreate or info.image != target.image(site) or rebuilt):
         reporter.step(site.name, f"removing container {name}" + (" (its image was rebuilt)" if rebuilt and not recreate else ""))
@@ -262,6 +269,19 @@ def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QU
     _wait(target, site, engine, ("exec", "http"))
     reporter.step(site.name, f"ready at {target.url(site)}")
     return SiteUp(site.name, name, target.url(site), action, round(time.monotonic() - t0, 2))
+
+
+def recorded_host(engine: Engine, instance: int | None) -> tuple[str | None, bool | None]:
+    """The host an instance's running containers were made for and whether each site has its
+    own name under it (labels ``sitectl.host``, ``sitectl.site_hosts``); (None, None) when no
+    container of the instance runs or no engine answers (config and defaults decide then)."""
+    try:
+        for c in engine.iter_containers({"sitectl.instance": str(instance or 0)}):
+            if c.labels.get("sitectl.host"):
+                return c.labels["sitectl.host"], c.labels.get("sitectl.site_hosts") == "1"
+    except Exception:  # noqa: BLE001 - no engine: fall back to config/defaults
+        return None, None
+    return None, None
 
 
 def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,

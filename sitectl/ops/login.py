@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import requests
 from requests.cookies import create_cookie
 
+from sitectl import http
 from sitectl.errors import LoginError, SiteUnhealthy, UsageError
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites import driver_for
@@ -35,9 +36,28 @@ from sitectl.sites.base import DRIVERS, retry_wait
 from sitectl.stack import Site
 from sitectl.target import Target
 
-#: The sites WebArena makes states for, and the pairs it makes (auto_login.py ``main()``).
+#: The sites WebArena makes states for, and the pairs it makes (auto_login.py ``main()``:
+#: ``combinations(SITES, 2)``, names sorted, skipping the forum with either shop).
 STATE_SITES = ("gitlab", "shopping", "shopping_admin", "reddit")
 PAIRS = (("gitlab", "reddit"), ("gitlab", "shopping"), ("gitlab", "shopping_admin"), ("shopping", "shopping_admin"))
+#: The pairs WebArena skips ("auth don't work"): on one host name the forum's and the shop's
+#: ``PHPSESSID`` collide. Made when the two sites have their own host names (``--site-hosts``),
+#: under the names WebArena's ``renew_comb(sorted(pair))`` would give them.
+FORUM_SHOP_PAIRS = (("reddit", "shopping"), ("reddit", "shopping_admin"))
+
+
+def pairs_for(target: Target) -> list[tuple[tuple[str, str], str | None]]:
+    """Every pair of state sites with None, or with the reason it cannot be made: WebArena's
+    four always; the forum with either shop only where their host names differ."""
+    out: list[tuple[tuple[str, str], str | None]] = [(p, None) for p in PAIRS]
+    for pair in FORUM_SHOP_PAIRS:
+        a, b = (target.stack.sites.get(s) for s in pair)
+        same = a is not None and b is not None and target.site_host(a) == target.site_host(b)
+        out.append((pair, (
+            f"one host name ({target.site_host(a)}) for both: their PHPSESSID cookies would collide "
+            "(cookies are scoped to the host, not the port); give each site its own host name with --site-hosts"
+        ) if same else None))
+    return out
 DEFAULT_ROLE = "default"
 
 
@@ -82,8 +102,7 @@ def cookies_to_state(jar, host: str) -> list[dict]:
 
 def session_from_state(state: dict) -> requests.Session:
     """A ``requests`` session holding a storage state's cookies (to probe it over HTTP)."""
-    s = requests.Session()
-    s.headers["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) sitectl"
+    s = http.new_session()
     for c in state.get("cookies", []):
         exp = c.get("expires", -1)
         s.cookies.set_cookie(create_cookie(c["name"], c["value"], domain=c["domain"], path=c.get("path", "/"),
@@ -229,7 +248,7 @@ def _chosen(target: Target, sites: list[Site], role: str, explicit: bool) -> lis
 
 
 def login(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path | None = None,
-          explicit: bool = False, reporter: Reporter = QUIET) -> dict:
+          explicit: bool = False, reporter: Reporter = QUIET, remember: bool = True) -> dict:
     """Log ``sites`` in (all at once) and write their storage-state files, plus WebArena's
     pairs among them whose cookies do not collide.
 
@@ -237,6 +256,8 @@ def login(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path
         sites: the sites to log in; with ``explicit`` False (``--all``), those without a login
             or without an account of ``role`` are left out instead of refused.
         out: folder (see :func:`out_dir`).
+        remember: record the folder so that ``sitectl reset`` rebuilds its states (False for
+            a temporary folder or states made for one task).
 
     Returns:
         ``{"folder", "role", "sites": [SiteLogin as dict], "files": [{"file", "sites"}],
@@ -261,10 +282,14 @@ def login(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path
         if r.site in good:
             write_state(p, r.storage)
             files.append({"file": str(p), "sites": [r.site]})
-    for pair in PAIRS:
+    for pair, cannot in pairs_for(target):
         if not all(s in by for s in pair):
             continue
         p = folder / state_file_name(pair)
+        if cannot:
+            p.unlink(missing_ok=True)
+            skipped.append({"pair": list(pair), "reason": cannot})
+            continue
         if not all(s in good for s in pair):
             p.unlink(missing_ok=True)  # no stale pair file of a site that failed
             continue
@@ -278,7 +303,7 @@ def login(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path
     for r in results:
         if r.site not in good:
             (folder / state_file_name([r.site])).unlink(missing_ok=True)
-    if files:
+    if files and remember:
         _remember(target, folder, role)
     return {"folder": str(folder), "role": role, "sites": [r.as_dict() for r in results], "files": files,
             "skipped_pairs": skipped, "seconds": round(time.monotonic() - t0, 3), "ok": len(good) == len(results)}
@@ -334,7 +359,7 @@ def check(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path
     rebuilt: list[str] = []
     if rebuild and stale:
         # Log the stale sites in again together with their pair partners, so pair files are rewritten.
-        partners = {s for pair in PAIRS if stale & set(pair) for s in pair}
+        partners = {s for pair, cannot in pairs_for(target) if not cannot and stale & set(pair) for s in pair}
         again = [target.stack.sites[s] for s in sorted(stale | partners) if s in target.stack.sites]
         res = login(target, again, role, out, explicit=False, reporter=reporter)
         failed = {r["site"]: r for r in res["sites"] if r["state"] != "logged_in"}

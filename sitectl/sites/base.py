@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from sitectl import http
 from sitectl.errors import SiteUnhealthy
 
 
@@ -74,10 +75,9 @@ class SiteDriver:
     session_cookies: ClassVar[tuple[str, ...]] = ()
 
     def new_session(self) -> requests.Session:
-        """Return a fresh ``requests.Session`` with a browser-like User-Agent."""
-        s = requests.Session()
-        s.headers["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) sitectl"
-        return s
+        """Return a fresh ``requests.Session`` (:func:`sitectl.http.new_session`: a browser-like
+        User-Agent, ``*.localhost`` names dialed on loopback)."""
+        return http.new_session()
 
     def login(self, session: requests.Session, account: Account) -> None:
         """Log ``account`` in through the site's own HTML login form, into ``session``.

@@ -19,7 +19,7 @@ import re
 import string
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 _PORT_RE = re.compile(r"^(\d{1,5}):(\d{1,5})$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -176,6 +176,9 @@ class Site(_Strict):
     image_archive: str | None = None
     container: str
     ports: list[str] = Field(min_length=1)
+    #: The application listens on the port of its own URL (GitLab's nginx after
+    #: ``external_url``), so on instance N the first container port is the host port too.
+    listens_on_url_port: StrictBool = False
     url: str = "{origin}"
     env_var: str = Field(pattern=r"^[A-Z][A-Z_]*$")
     command: list[str] | None = None
@@ -265,6 +268,8 @@ class Defaults(_Strict):
     """Values used when neither the command line nor the config file gives one."""
 
     host: str = "127.0.0.1"
+    #: Give each site its own host name under ``host`` (``shopping.localhost``; target.py).
+    site_hosts: StrictBool = False
     seed: int = 0
     scale: Literal["tiny", "full"] = "tiny"
 

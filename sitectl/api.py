@@ -1,0 +1,169 @@
+"""The Python API: one :class:`Environment` per stack instance, for evaluation harnesses.
+
+::
+
+    from sitectl import Environment
+
+    env = Environment()                       # the mini stack, instance 0 (as `sitectl` resolves it)
+    env.up()                                  # idempotent; builds and starts what is missing
+    env.reset(["shopping"])                   # back to the golden snapshot (delta path)
+    state = env.storage_state("shopping")     # Playwright storage state, logged in
+    url = env.locators.shopping_get_latest_order_url()
+    env.prepare(task, out="config_files")     # one WebArena task: reset, log in, write config
+
+Every method raises the same :class:`sitectl.errors.SitectlError` subclasses as the command
+line (each carries the CLI's exit code in ``exit_code``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sitectl.engine import Engine
+from sitectl.locators import Locators
+from sitectl.progress import QUIET, Reporter
+from sitectl.target import Target, resolve_target
+
+
+class Environment:
+    """A stack instance: its sites, URLs, snapshots, logins and locators.
+
+    Args:
+        stack: ``"mini"`` (default), ``"webarena"`` or a stack file path.
+        host, instance, site_hosts, seed, scale, data_dir, config: as the command-line
+            options of the same names (``docs/cli.md``); unset ones come from the config file
+            (``sitectl.yaml``), the running containers and the stack's defaults.
+        reporter: progress sink (default: silent); ``Reporter()`` prints to stderr.
+
+    Raises:
+        sitectl.errors.UsageError, sitectl.errors.StackError: bad options or stack file.
+    """
+
+    def __init__(self, stack: str | None = None, host: str | None = None, instance: int | None = None,
+                 site_hosts: bool | None = None, seed: int | None = None, scale: str | None = None,
+                 data_dir: str | None = None, config: str | None = None, reporter: Reporter = QUIET):
+        from sitectl.ops.lifecycle import recorded_host
+
+        self.engine = Engine()
+        rec_host, rec_site_hosts = recorded_host(self.engine, instance)
+        self.target: Target = resolve_target(stack, host, instance, data_dir, config, recorded_host=rec_host,
+                                             seed=seed, scale=scale, site_hosts=site_hosts,
+                                             recorded_site_hosts=rec_site_hosts)
+        self.reporter = reporter
+
+    def _sites(self, sites: list[str] | None, default_mutable: bool = False):
+        st = self.target.stack
+        if sites:
+            return st.select(sites)
+        return [s for s in st.sites.values() if s.mutable] if default_mutable else list(st.sites.values())
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def up(self, sites: list[str] | None = None, build: bool = True) -> list[dict]:
+        """Bring ``sites`` (default all) up, health-checked, taking the golden snapshot of new
+        containers. Returns one ``{"site", "container", "action", "url", "seconds"}`` per site."""
+        from sitectl.ops import lifecycle
+
+        rows = lifecycle.up(self.target, self._sites(sites), self.engine, self.reporter, build=build)
+        return [r.as_dict() for r in rows]
+
+    def down(self) -> list[str]:
+        """Remove the instance's containers and network; returns the removed container names."""
+        from sitectl.ops import lifecycle
+
+        return lifecycle.down(self.target, self.engine)
+
+    def reset(self, sites: list[str] | None = None, full: bool = False) -> list[dict]:
+        """Reset ``sites`` (default: the mutable ones) to the golden snapshot; rebuilds the
+        storage states ``sitectl login`` recorded for them. Returns one ``{"site", "method",
+        "changed", "seconds", "escalations"}`` per site (``method``: none, delta, full).
+
+        Raises:
+            sitectl.stores.StoreError: a store could not be restored even by the full path.
+        """
+        from sitectl.ops import login as loginmod
+        from sitectl.ops import snapshots
+
+        rows = snapshots.reset(self.target, self._sites(sites, default_mutable=True), self.engine,
+                               full=full, reporter=self.reporter)
+        touched = [self.target.stack.sites[r.site] for r in rows if r.method != "none"]
+        if touched:
+            loginmod.refresh_after_reset(self.target, touched, self.reporter)
+        return [r.as_dict() for r in rows]
+
+    def verify(self, sites: list[str] | None = None, deep: bool = False) -> dict:
+        """Probe ``sites`` (default all): database, login page, logged-in page; with ``deep``
+        also compare every store's fingerprints with the golden snapshot. Returns ``{"ok",
+        "results": [...], "state": [...] (deep)}``; never raises on a failed probe."""
+        from sitectl.ops import checks, snapshots
+
+        chosen = self._sites(sites)
+        states = snapshots.verify_deep(self.target, chosen, self.engine, snapshots.GOLDEN) if deep else []
+        outcomes = checks.verify(self.target, chosen, self.engine, raise_on_failure=False)
+        res = {"ok": all(o.ok for o in outcomes) and all(s["ok"] for s in states),
+               "results": [o.as_dict() for o in outcomes]}
+        if deep:
+            res["state"] = states
+        return res
+
+    # -- what a harness reads ------------------------------------------------------------------
+    @property
+    def urls(self) -> dict[str, str]:
+        """Base URL per site key (``{"shopping": "http://127.0.0.1:7770", ...}``)."""
+        return self.target.urls()
+
+    def env(self, fmt: str = "webarena") -> dict[str, str]:
+        """WebArena's (``webarena``) or BrowserGym's (``browsergym``, ``WA_*``) variables."""
+        from sitectl.ops.envvars import env_vars
+
+        return env_vars(self.target, fmt)
+
+    def storage_state(self, site: str | list[str], role: str = "default", out: str | Path | None = None) -> dict:
+        """Log ``site`` (or a combination, e.g. ``["gitlab", "reddit"]``) in by HTTP form and
+        return the Playwright storage state (``{"cookies": [...], "origins": []}``). With
+        ``out``, also write WebArena's files there (``sitectl login`` does the same).
+
+        Raises:
+            sitectl.errors.LoginsFailed: a site did not log in (its state names why).
+            sitectl.errors.UsageError: no login or no account of ``role`` for a site, or a
+                combination whose cookies collide (the forum with a shop on one host name).
+        """
+        import tempfile
+
+        from sitectl.errors import LoginsFailed, UsageError
+        from sitectl.ops import login as loginmod
+
+        names = [site] if isinstance(site, str) else list(site)
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(out) if out is not None else Path(tmp)
+            res = loginmod.login(self.target, self.target.stack.select(names), role, folder, explicit=True,
+                                 reporter=self.reporter, remember=out is not None)
+            if not res["ok"]:
+                bad = [r for r in res["sites"] if r["state"] != "logged_in"]
+                err = LoginsFailed("not logged in: " + "; ".join(f"{r['site']}: {r['state']} ({r['detail']})" for r in bad))
+                err.payload = res
+                raise err
+            name = loginmod.state_file_name(sorted(names) if len(names) > 1 else names)
+            made = {Path(f["file"]).name: f["file"] for f in res["files"]}
+            path = made.get(name) or made.get(loginmod.state_file_name(names))
+            if path is None:
+                reasons = [p["reason"] for p in res["skipped_pairs"]]
+                raise UsageError(f"no storage state for {'+'.join(names)}" + (f": {reasons[0]}" if reasons else
+                                 " (WebArena makes single sites and pairs only)"))
+            import json
+
+            return json.loads(Path(path).read_text())
+
+    @property
+    def locators(self) -> Locators:
+        """WebArena's evaluator helpers and the direct-state reads, bound to this instance."""
+        return Locators.for_target(self.target)
+
+    def prepare(self, task: dict | list[dict], out: str | Path = "config_files", dry_run: bool = False,
+                reset: bool = True) -> dict:
+        """:func:`sitectl.ops.prepare.prepare` for one task (a dict of WebArena's task file)
+        or a list of them; returns its result (configs written under ``out``)."""
+        from sitectl.ops.prepare import prepare
+
+        tasks = [task] if isinstance(task, dict) else list(task)
+        return prepare(self.target, tasks, Path(out), dry_run=dry_run, reset=reset, engine=self.engine,
+                       reporter=self.reporter)
+

@@ -1,0 +1,221 @@
+"""``sitectl task prepare``: turn a task of WebArena's task file into a ready environment.
+
+For one task: check the URLs it will use (preflight), reset the sites it touches, log in the
+combination its ``storage_state`` names, and write the ready config: the task with every
+placeholder substituted (WebArena's ``scripts/generate_test_data.py`` order) and
+``storage_state`` pointing at the fresh file. A batch (``--all``) does the same for every
+task of a file, resetting each site and logging in each combination once.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+from sitectl import http
+from sitectl.engine import Engine
+from sitectl.errors import SitectlError, UsageError
+from sitectl.ops import login as loginmod
+from sitectl.ops import snapshots
+from sitectl.ops.tasks import EVAL_TIME_TOKENS, MULTI_TAB, WEBARENA_ORDER, site_comb_from_state_path
+from sitectl.progress import QUIET, Reporter
+from sitectl.target import Target
+
+_TOKEN = re.compile(r"__[A-Z_]+?__")
+#: Site keys of the task file and the variable WebArena substitutes for each.
+SITE_VARS = {"shopping": "SHOPPING", "shopping_admin": "SHOPPING_ADMIN", "reddit": "REDDIT", "gitlab": "GITLAB",
+             "wikipedia": "WIKIPEDIA", "map": "MAP", "homepage": "HOMEPAGE"}
+
+
+class PreflightFailed(SitectlError):
+    """A task cannot be prepared as given; ``problems`` lists every reason."""
+
+    exit_code = 8
+
+    def __init__(self, problems: list[str]):
+        super().__init__("preflight failed:\n" + "\n".join(f"  {p}" for p in problems))
+        self.problems = problems
+
+
+def urls_from(target: Target, environ: dict[str, str] | None = None) -> dict[str, str | None]:
+    """WebArena's variables: from ``environ`` (what a harness would read; an unset variable
+    is None) when given, else the stack's base URLs."""
+    if environ is not None:
+        return {v: environ.get(v) for v in WEBARENA_ORDER}
+    return {s.env_var: target.url(s) for s in target.stack.sites.values()}
+
+
+def substitute(text: str, urls: dict[str, str | None]) -> str:
+    """Replace ``__NAME__`` in WebArena's order; a None value is pasted as ``None``, as a
+    Python f-string in a harness would (the preflight then names it)."""
+    for name in WEBARENA_ORDER:
+        if name in urls:
+            text = text.replace(f"__{name}__", str(urls[name]))
+    return text
+
+
+def task_urls(task: dict) -> list[tuple[str, str]]:
+    """``(field, url)`` of every URL in a (substituted) task: the start URLs (split on
+    `` |AND| ``), the reference URLs (split on `` |OR| ``) and the ``program_html`` target URLs
+    that are not ``last`` or ``func:``."""
+    out = [("start_url", u) for u in str(task.get("start_url", "")).split(MULTI_TAB)]
+    ev = task.get("eval") or {}
+    if ev.get("reference_url"):
+        out += [("eval.reference_url", u) for u in str(ev["reference_url"]).split(" |OR| ")]
+    for i, t in enumerate(ev.get("program_html") or []):
+        u = str(t.get("url", ""))
+        if u and u != "last" and not u.startswith("func:"):
+            out.append((f"eval.program_html[{i}].url", u))
+    return out
+
+
+def preflight(target: Target, task: dict, urls: dict[str, str | None], probe: bool = True) -> list[str]:
+    """Every reason ``task`` cannot run against ``urls``; [] when none.
+
+    Checks: each site of the task (and each placeholder it uses) has its variable set and
+    non-empty; no base URL ends with ``/`` (reference URLs would get ``//``); the admin URL
+    ends with ``/admin``; no ``__SITE__`` placeholder or ``None`` is left in any URL of the
+    substituted task; with ``probe``, each site's base URL answers without redirecting to
+    another host (the host a site redirects to is the base URL it was configured with).
+    """
+    tid = task.get("task_id")
+    where = f"task {tid}" if tid is not None else "task"
+    problems: list[str] = []
+    raw = json.dumps(task)
+    needed = {SITE_VARS[s] for s in task.get("sites", []) if s in SITE_VARS}
+    needed |= {t.strip("_") for t in _TOKEN.findall(raw) if t not in EVAL_TIME_TOKENS and t.strip("_") in SITE_VARS.values()}
+    for var in sorted(needed):
+        val = urls.get(var)
+        if val is None:
+            problems.append(f"{where}: {var} is not set")
+        elif not val.strip():
+            problems.append(f"{where}: {var} is empty")
+        elif val.endswith("/"):
+            problems.append(f"{where}: {var}={val} ends with '/', which doubles slashes in its URLs "
+                            f"(e.g. {val}/admin); give it without the trailing slash")
+    adm = urls.get("SHOPPING_ADMIN")
+    if "SHOPPING_ADMIN" in needed and adm and not adm.rstrip("/").endswith("/admin"):
+        problems.append(f"{where}: SHOPPING_ADMIN={adm} does not end with /admin (WebArena's admin URL is the "
+                        "storefront origin plus /admin)")
+    done = json.loads(substitute(raw, urls))
+    for field, u in task_urls(done):
+        left = sorted(set(_TOKEN.findall(u)) - EVAL_TIME_TOKENS)
+        if left:
+            problems.append(f"{where}: {field} {u!r} still holds {', '.join(left)}")
+        if _holds_none(u):
+            problems.append(f"{where}: {field} {u!r} holds 'None' (a variable was unset when it was filled in)")
+    if probe and not problems:
+        for var in sorted(needed):
+            msg = redirect_problem(urls[var])
+            if msg:
+                problems.append(f"{where}: {var}: {msg}")
+    return problems
+
+
+def _holds_none(url: str) -> bool:
+    """``None/admin`` or ``http://None:7770/``: a Python None pasted into a URL."""
+    if url.startswith("None"):
+        return True
+    try:
+        return (urlsplit(url).hostname or "") == "none"
+    except ValueError:
+        return False
+
+
+def redirect_problem(base_url: str, timeout: float = 10.0) -> str | None:
+    """None when ``base_url`` answers on its own host (a redirect within it is fine), else
+    why not: the site redirects to another host (its configured base URL differs) or does
+    not answer."""
+    try:
+        r = http.new_session().get(base_url, allow_redirects=False, timeout=timeout)
+    except Exception as e:  # noqa: BLE001 - any transport failure is the answer
+        return f"GET {base_url}: {type(e).__name__}"
+    if r.is_redirect:
+        loc = urljoin(base_url, r.headers.get("Location", ""))
+        a, b = urlsplit(base_url), urlsplit(loc)
+        if (a.scheme, a.netloc) != (b.scheme, b.netloc):
+            return (f"{base_url} redirects to {loc}: the site is configured for {b.scheme}://{b.netloc}, "
+                    f"not {a.scheme}://{a.netloc}; use that host or re-run its post-start steps (sitectl reset --recreate)")
+    return None
+
+
+def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str] | None = None,
+            dry_run: bool = False, reset: bool = True, engine: Engine | None = None,
+            reporter: Reporter = QUIET) -> dict:
+    """Prepare ``tasks`` (one, or a batch) and write their ready configs under ``out``.
+
+    Steps: preflight every task (nothing is changed if any fails); reset the mutable sites
+    the tasks touch (once each); log in each storage-state combination (once each, into
+    ``out/.auth``); write ``out/<task_id>.json``: the substituted task with
+    ``storage_state`` set to the fresh file's absolute path.
+
+    Returns:
+        ``{"tasks": [{"task_id", "config", "storage_state", "sites"}], "reset": [site],
+        "logins": [combination file], "dry_run", "seconds"}``; with ``dry_run`` the same plan
+        with nothing reset, logged in or written.
+
+    Raises:
+        PreflightFailed: every problem of every task (exit 8).
+        UsageError: a task names a site the stack does not have.
+        LoginsFailed / store errors from the reset and login steps.
+    """
+    t0 = time.monotonic()
+    urls = urls_from(target, environ)
+    problems: list[str] = []
+    for t in tasks:
+        unknown = [s for s in t.get("sites", []) if s not in target.stack.sites]
+        if unknown:
+            raise UsageError(f"task {t.get('task_id')}: site(s) {', '.join(unknown)} not in stack {target.stack.name!r}")
+        problems += preflight(target, t, urls, probe=False)
+    if problems:
+        raise PreflightFailed(problems)
+    touched = sorted({s for t in tasks for s in t.get("sites", [])})
+    for var in sorted({target.stack.sites[s].env_var for s in touched}):
+        msg = redirect_problem(urls[var])
+        if msg:
+            problems.append(f"{var}: {msg}")
+    if problems:
+        raise PreflightFailed(problems)
+    to_reset = [target.stack.sites[s] for s in touched if target.stack.sites[s].mutable]
+    combos = sorted({Path(t["storage_state"]).name for t in tasks if t.get("storage_state")})
+    auth = (out / ".auth").resolve()
+    plan_tasks = []
+    for t in tasks:
+        cfg = json.loads(substitute(json.dumps(t), urls))
+        if t.get("storage_state"):
+            cfg["storage_state"] = str(auth / Path(t["storage_state"]).name)
+        plan_tasks.append((t, cfg))
+    rows = [{"task_id": t.get("task_id"), "config": str((out / f"{t.get('task_id', 'task')}.json").resolve()),
+             "storage_state": cfg.get("storage_state"), "sites": t.get("sites", [])} for t, cfg in plan_tasks]
+    result = {"tasks": rows, "reset": [s.name for s in to_reset] if reset else [], "logins": combos,
+              "dry_run": dry_run}
+    if dry_run:
+        result["seconds"] = round(time.monotonic() - t0, 3)
+        return result
+    engine = engine or Engine()
+    if reset and to_reset:
+        reporter.step("reset", ", ".join(s.name for s in to_reset))
+        snapshots.reset(target, to_reset, engine, reporter=reporter)
+    if combos:
+        sites = sorted({s for c in combos for s in site_comb_from_state_path(c)})
+        reporter.step("login", ", ".join(sites))
+        res = loginmod.login(target, [target.stack.sites[s] for s in sites], out=auth, explicit=True,
+                             reporter=reporter, remember=False)  # made for these tasks, not kept fresh
+        made = {Path(f["file"]).name for f in res["files"]}
+        missing = [c for c in combos if c not in made]
+        if missing:
+            from sitectl.errors import LoginsFailed
+
+            bad = [r for r in res["sites"] if r["state"] != "logged_in"]
+            skipped = [f"{'.'.join(p['pair'])}: {p['reason']}" for p in res["skipped_pairs"]]
+            err = LoginsFailed(f"storage state not made: {', '.join(missing)}; "
+                               + "; ".join([f"{r['site']}: {r['state']} ({r['detail']})" for r in bad] + skipped))
+            err.payload = res
+            raise err
+    out.mkdir(parents=True, exist_ok=True)
+    for (t, cfg), row in zip(plan_tasks, rows):
+        loginmod.write_state(Path(row["config"]), cfg)  # atomic; mode 0600 (URLs, no secrets, but local)
+    result["seconds"] = round(time.monotonic() - t0, 3)
+    return result
