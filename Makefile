@@ -27,21 +27,32 @@ up: install engine
 browser:
 	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
-# WebArena's own client, unmodified, in its own venv (libwebarena pulls transformers & co.), and
-# a Playwright 1.44 browsers folder whose chromium is Debian's (a two-line script).
+# WebArena's and BrowserGym's own clients, unmodified, in their own venv (libwebarena pulls
+# transformers & co.; browsergym-webarena 0.14.3 pins libwebarena 0.0.4 and Playwright 1.44),
+# and a Playwright 1.44 browsers folder whose chromium is Debian's (a two-line script).
 WEBARENA_VENV := .venv-webarena
+WEBARENA_PKGS := libwebarena==0.0.4 browsergym-webarena==0.14.3 playwright==1.44.0
+WEBARENA_STAMP := $(WEBARENA_VENV)/.installed-bgwa-0.14.3
 PW_CHROME     := .cache/pw-browsers/chromium-1117/chrome-linux/chrome
 
-$(WEBARENA_VENV)/bin/python:
-	$(PYTHON) -m venv $(WEBARENA_VENV)
-	$(WEBARENA_VENV)/bin/pip install -q libwebarena==0.0.4 playwright==1.44.0
+$(WEBARENA_STAMP):
+	@test -x $(WEBARENA_VENV)/bin/python || $(PYTHON) -m venv $(WEBARENA_VENV)
+	$(WEBARENA_VENV)/bin/pip install -q $(WEBARENA_PKGS)
+	@touch $@
 
 $(PW_CHROME):
 	mkdir -p $(dir $(PW_CHROME))
 	printf '#!/bin/sh\nexec /usr/lib/chromium/chromium --no-sandbox "$$@"\n' > $(PW_CHROME)
 	chmod +x $(PW_CHROME)
 
-webarena-client: browser $(WEBARENA_VENV)/bin/python $(PW_CHROME)
+# browsergym.webarena looks up NLTK's punkt_tab on import and downloads it when missing (no
+# download works here): scripts/make-punkt-tab.py trains one from local English text.
+PUNKT_TAB := .cache/nltk_data/tokenizers/punkt_tab/english/collocations.tab
+
+$(PUNKT_TAB): $(WEBARENA_STAMP) scripts/make-punkt-tab.py
+	NLTK_DATA=$(CURDIR)/.cache/nltk_data $(WEBARENA_VENV)/bin/python scripts/make-punkt-tab.py
+
+webarena-client: browser $(WEBARENA_STAMP) $(PW_CHROME) $(PUNKT_TAB)
 
 # The test command (CI runs exactly this): real Docker, real databases, real HTTP, a real browser,
 # and WebArena's own login client.

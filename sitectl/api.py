@@ -43,8 +43,11 @@ class Environment:
                  data_dir: str | None = None, config: str | None = None, reporter: Reporter = QUIET):
         from sitectl.ops.lifecycle import recorded_host
 
+        from sitectl.target import read_config
+
         self.engine = Engine()
-        rec_host, rec_site_hosts = recorded_host(self.engine, instance)
+        inst = instance if instance is not None else read_config(config).get("instance")
+        rec_host, rec_site_hosts = recorded_host(self.engine, inst)
         self.target: Target = resolve_target(stack, host, instance, data_dir, config, recorded_host=rec_host,
                                              seed=seed, scale=scale, site_hosts=site_hosts,
                                              recorded_site_hosts=rec_site_hosts)
@@ -71,19 +74,21 @@ class Environment:
 
         return lifecycle.down(self.target, self.engine)
 
-    def reset(self, sites: list[str] | None = None, full: bool = False) -> list[dict]:
+    def reset(self, sites: list[str] | None = None, full: bool = False, wait: bool | float = True) -> list[dict]:
         """Reset ``sites`` (default: the mutable ones) to the golden snapshot; rebuilds the
         storage states ``sitectl login`` recorded for them. Returns one ``{"site", "method",
         "changed", "seconds", "escalations"}`` per site (``method``: none, delta, full).
 
         Raises:
             sitectl.stores.StoreError: a store could not be restored even by the full path.
+            sitectl.ops.journal.InstanceBusy: ``wait`` False (or a number of seconds passed)
+                while another process changes this instance.
         """
         from sitectl.ops import login as loginmod
         from sitectl.ops import snapshots
 
         rows = snapshots.reset(self.target, self._sites(sites, default_mutable=True), self.engine,
-                               full=full, reporter=self.reporter)
+                               full=full, reporter=self.reporter, wait=wait)
         touched = [self.target.stack.sites[r.site] for r in rows if r.method != "none"]
         if touched:
             loginmod.refresh_after_reset(self.target, touched, self.reporter)
@@ -96,10 +101,11 @@ class Environment:
         from sitectl.ops import checks, snapshots
 
         chosen = self._sites(sites)
+        recovered = snapshots.recover_pending(self.target, self.engine, self.reporter)
         states = snapshots.verify_deep(self.target, chosen, self.engine, snapshots.GOLDEN) if deep else []
         outcomes = checks.verify(self.target, chosen, self.engine, raise_on_failure=False)
         res = {"ok": all(o.ok for o in outcomes) and all(s["ok"] for s in states),
-               "results": [o.as_dict() for o in outcomes]}
+               "results": [o.as_dict() for o in outcomes], "recovered": [r.as_dict() for r in recovered]}
         if deep:
             res["state"] = states
         return res

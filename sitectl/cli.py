@@ -21,7 +21,7 @@ from sitectl.ops import plan as planmod
 from sitectl.ops import snapshots
 from sitectl.ops import tasks as taskmod
 from sitectl.progress import Reporter
-from sitectl.target import Target, resolve_target
+from sitectl.target import Target, read_config, resolve_target
 
 # Piped output is not cut at 80 columns (URLs and messages stay whole).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
@@ -44,7 +44,9 @@ def target_options(f):
     @functools.wraps(f)
     def wrapper(stack, host, site_hosts, instance, seed, scale, data_dir, config_file, as_json, **kw):
         try:
-            rec_host, rec_site_hosts = lifecycle.recorded_host(Engine(), instance)
+            # The labels of the instance the command acts on (the config file may name it).
+            inst = instance if instance is not None else read_config(config_file).get("instance")
+            rec_host, rec_site_hosts = lifecycle.recorded_host(Engine(), inst)
             target = resolve_target(stack, host, instance, data_dir, config_file, recorded_host=rec_host,
                                     seed=seed, scale=scale, site_hosts=site_hosts,
                                     recorded_site_hosts=rec_site_hosts)
@@ -133,8 +135,9 @@ def down(target: Target, as_json: bool, volumes):
 @click.option("--full", is_flag=True, help="Restore every store of the site from the golden snapshot.")
 @click.option("--recreate", is_flag=True,
               help="Re-create the containers from their images and re-run post-start steps (WebArena's reset).")
+@click.option("--no-wait", is_flag=True, help="Fail at once (exit 10) if another sitectl is changing this instance.")
 @target_options
-def reset(target: Target, as_json: bool, sites, full, recreate):
+def reset(target: Target, as_json: bool, sites, full, recreate, no_wait):
     """Reset SITES (default: every mutable site) to the golden snapshot.
 
     By default only what changed since the snapshot is restored (the delta path); every
@@ -144,12 +147,12 @@ def reset(target: Target, as_json: bool, sites, full, recreate):
         raise UsageError("give --full or --recreate, not both")
     chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
     if recreate:
-        rows = lifecycle.reset_recreate(target, chosen, Engine(), _reporter(as_json))
+        rows = lifecycle.reset_recreate(target, chosen, Engine(), _reporter(as_json), wait=not no_wait)
         if as_json:
             return {"method": "recreate", "sites": [r.as_dict() for r in rows]}
         _print_sites(rows)
         return
-    rows = snapshots.reset(target, chosen, Engine(), full=full, reporter=_reporter(as_json))
+    rows = snapshots.reset(target, chosen, Engine(), full=full, reporter=_reporter(as_json), wait=not no_wait)
     # Storage states made by `sitectl login` whose sessions the restore discarded are rebuilt.
     from sitectl.ops import login as loginmod
 
@@ -222,12 +225,15 @@ def verify(target: Target, as_json: bool, sites, deep, snap):
     """Deep health: database, login page, and a logged-in probe, per site."""
     chosen = target.stack.select(sites)
     eng = Engine()
+    # An interrupted reset is rolled forward before anything is judged (sitectl/ops/journal.py).
+    recovered = snapshots.recover_pending(target, eng, _reporter(as_json))
     # State first: the login probes themselves write (sessions, last-login times).
     states = snapshots.verify_deep(target, chosen, eng, snap) if deep else []
     outcomes = checks.verify(target, chosen, eng, raise_on_failure=False)
     bad = [o for o in outcomes if not o.ok]
     bad_states = [s for s in states if not s["ok"]]
-    result = {"ok": not bad and not bad_states, "results": [o.as_dict() for o in outcomes]}
+    result = {"ok": not bad and not bad_states, "results": [o.as_dict() for o in outcomes],
+              "recovered": [r.as_dict() for r in recovered]}
     if deep:
         result["state"] = states
     if not as_json:
@@ -251,6 +257,107 @@ def _probe_table(outcomes) -> None:
     for o in outcomes:
         t.add_row(o.site, o.probe, "yes" if o.ok else "[red]NO[/red]", escape(o.detail))
     out.print(t)
+
+
+@main.command()
+@click.option("--no-health", is_flag=True, help="Skip the health probes (faster).")
+@target_options
+def instances(target: Target, as_json: bool, no_health):
+    """List every instance on this engine with its sites, URLs and health."""
+    from sitectl.ops.instances import list_instances
+
+    rows = list_instances(target, Engine(), health=not no_health)
+    if as_json:
+        return {"instances": rows}
+    t = Table("instance", "host", "site", "state", "healthy", "url")
+    for r in rows:
+        for s in r["sites"]:
+            t.add_row(str(r["instance"]), r["host"] + (" (site hosts)" if r["site_hosts"] else ""), s["site"], s["state"],
+                      "?" if s["healthy"] is None else ("yes" if s["healthy"] else "[red]NO[/red]"), s["url"])
+    out.print(t)
+    if not rows:
+        out.print("no instance runs on this engine (`sitectl up --instance N`)")
+
+
+@main.command()
+@click.option("--bind", default="127.0.0.1:7565", show_default=True,
+              help="ADDRESS:PORT to listen on (loopback unless you give another address).")
+@click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="File holding the token mutating requests need (created, mode 0600, if missing; "
+                   "default: <snapshots dir>/serve-token).")
+@click.option("--instances", "pool_spec", default=None,
+              help="Instances the server resets and leases, e.g. 0,1-3 (default: --instance).")
+@click.option("--reset-wait", type=click.FloatRange(0, 600), default=30.0, show_default=True,
+              help="Seconds GET /reset waits for the reset to finish before answering 200.")
+@click.option("--no-initial-reset", is_flag=True, help="Do not reset every instance when the server starts.")
+@target_options
+def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait, no_initial_reset):
+    """Serve resets over HTTP: BrowserGym's /reset and /status, and a JSON API with leases.
+
+    Mutating requests need the token (Authorization: Bearer, or a /t/<token>/ path prefix:
+    WA_FULL_RESET=http://127.0.0.1:7565/t/$(cat TOKEN_FILE)). See docs/serve.md.
+    """
+    from sitectl import server as srvmod
+    from sitectl.ops.instances import parse_instances, running_instances, target_of
+    from sitectl.ops.pool import Pool
+    from sitectl.ops.snapshots import snapshots_dir
+
+    host, _, port = bind.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--bind {bind!r}: give ADDRESS:PORT, e.g. 127.0.0.1:7565")
+    eng = Engine()
+    eng.ping()
+    nums = parse_instances(pool_spec) if pool_spec else [target.instance]
+    found = running_instances(eng)
+    missing = [n for n in nums if n not in found]
+    if missing:
+        raise UsageError(f"instance(s) {', '.join(map(str, missing))} not up: run `sitectl up --instance N` first")
+    targets = [target if n == target.instance else target_of(target, n, found[n]) for n in nums]
+    token_path = token_file or snapshots_dir() / "serve-token"
+    token = read_or_make_token(token_path)
+    # A plain reset restores the mutable sites each instance runs.
+    running = {n: [s.name for s in t.stack.sites.values() if s.mutable and t.container(s) in found[n]["containers"]]
+               for n, t in zip(nums, targets)}
+    pool = Pool(targets, eng, sites=running)
+    try:
+        srv = srvmod.make_server(pool, token, (host, int(port)), reset_wait)
+    except OSError as e:
+        raise UsageError(f"--bind {bind}: {e.strerror or e}") from None
+    if not no_initial_reset:
+        for n in nums:
+            pool.start_reset(n, reason="server start")
+    base = srv.public_base
+    click.echo(f"sitectl serve on {base} for instance(s) {', '.join(map(str, nums))}; token in {token_path}\n"
+               f"BrowserGym: WA_FULL_RESET={base}/t/$(cat {token_path})"
+               + (f"/i/<N> (instance N; the bare path is instance {nums[0]})" if len(nums) > 1 else ""), err=True)
+    srvmod.serve(srv)
+
+
+def read_or_make_token(path: Path) -> str:
+    """The token in ``path`` (stripped); a new random one written there (mode 0600) when the file
+    does not exist.
+
+    Raises:
+        UsageError: the file is empty, unreadable, or readable by others.
+    """
+    import secrets
+    import stat
+
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32) + "\n")
+    try:
+        mode = path.stat().st_mode
+        token = path.read_text().strip()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read the token file: {e.strerror}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise UsageError(f"{path}: the token file is readable by others; chmod 600 it")
+    if not token or any(c.isspace() or c == "/" for c in token):
+        raise UsageError(f"{path}: the token file holds no usable token (one word, no '/' or spaces)")
+    return token
 
 
 def _hosts_note(target: Target) -> None:

@@ -212,17 +212,24 @@ class Engine:
         except NoSuchContainer:
             return None
 
-    def iter_containers(self, labels: dict[str, str]):
-        """Containers (running or not) carrying every label of ``labels``, inspected one at a
-        time as the caller iterates (stop early to inspect fewer)."""
-        filters = [("label", f"{k}={v}") for k, v in labels.items()]
+    def iter_containers(self, labels: dict[str, str | None]):
+        """Containers (running or not) carrying every label of ``labels`` (a None value: the
+        label with any value), inspected one at a time as the caller iterates (stop early to
+        inspect fewer)."""
+        filters = [("label", k if v is None else f"{k}={v}") for k, v in labels.items()]
         for c in self.docker.container.list(all=True, filters=filters):
             try:
                 yield self._info(c)
             except NoSuchContainer:
                 continue  # removed meanwhile
 
-    def containers(self, labels: dict[str, str]) -> list[ContainerInfo]:
+    def memory_used(self, names: list[str]) -> dict[str, int]:
+        """Memory in use per running container (bytes, as ``docker stats`` reports it)."""
+        if not names:
+            return {}
+        return {st.container_name: int(st.memory_used) for st in self.docker.container.stats(names)}
+
+    def containers(self, labels: dict[str, str | None]) -> list[ContainerInfo]:
         """All containers (running or not) carrying every label of ``labels``."""
         return list(self.iter_containers(labels))
 

@@ -11,6 +11,7 @@ system resolver as usual.
 from __future__ import annotations
 
 import socket
+from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -71,6 +72,12 @@ class LocalhostAdapter(HTTPAdapter):
     def init_poolmanager(self, *args, **kwargs):
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _Pool, "https": _SPool}
+
+    def send(self, request, **kwargs):
+        # Loopback names never go through a proxy (a browser does not send them to one either).
+        if is_localhost_name(urlsplit(request.url).hostname or ""):
+            kwargs["proxies"] = {}
+        return super().send(request, **kwargs)
 
 
 def new_session() -> requests.Session:

@@ -67,14 +67,13 @@ class Locators:
     urls: dict[str, str]
     shop_admin: Account = WEBARENA_SHOP_ADMIN
     target: object | None = None
+    no_target_reason: str = "use Locators.for_target(target)"
 
     @classmethod
     def for_target(cls, target) -> "Locators":
         """Locators of a running stack: its URLs, its shop admin account, its databases."""
         urls = {n: target.url(s) for n, s in target.stack.sites.items()}
-        admin = target.stack.sites.get("shopping_admin")
-        return cls(urls=urls, shop_admin=admin.account() if admin and "default" in admin.accounts else WEBARENA_SHOP_ADMIN,
-                   target=target)
+        return cls(urls=urls, shop_admin=_shop_admin(target), target=target)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Locators":
@@ -83,13 +82,12 @@ class Locators:
         from its config file (``sitectl.yaml``) or defaults."""
         env = os.environ if environ is None else environ
         urls = {k: env[v].rstrip("/") for k, v in ENV_VARS.items() if env.get(v)}
-        try:
-            from sitectl.target import resolve_target
-
-            target = resolve_target()
-        except SitectlError:
-            target = None
-        return cls(urls=urls, target=target)
+        target, why = _target_for_urls(urls, env.get("SITECTL_INSTANCE"))
+        loc = cls(urls=urls, target=target)
+        loc.no_target_reason = why
+        if target is not None and "shopping" in target.stack.sites:
+            loc.shop_admin = _shop_admin(target)
+        return loc
 
     # -- plumbing ---------------------------------------------------------------------------
     def _url(self, site: str) -> str:
@@ -220,7 +218,7 @@ class Locators:
     def _rows(self, site: str, sql: str, what: str) -> list:
         """Rows of a one-column JSON query against ``site``'s first SQL store."""
         if self.target is None:
-            raise UsageError("direct-state locators need a stack: use Locators.for_target(target)")
+            raise UsageError(f"direct-state locators need the instance the URLs belong to: {self.no_target_reason}")
         from sitectl.engine import Engine
         from sitectl.stores import session_for
         from sitectl.stores.transport import ExecTransport
@@ -237,7 +235,10 @@ class Locators:
             rows = sess.query(sql, what)
         except SitectlError as e:
             raise LocatorError(f"{site}: {what}: {e}") from None
-        return json.loads(rows[0][0]) if rows and rows[0] and rows[0][0] else []
+        try:
+            return json.loads(rows[0][0]) if rows and rows[0] and rows[0][0] else []
+        except ValueError as e:
+            raise LocatorError(f"{site}: {what}: unreadable answer from the database: {e}") from None
 
     def _shop_literal(self, v: str) -> str:
         from sitectl.stores.mysql import m_value
@@ -273,6 +274,7 @@ class Locators:
             SELECT JSON_ARRAYAGG(JSON_OBJECT('entity_id', e.entity_id, 'sku', e.sku, 'name', {attr('name', 'varchar')},
                    'price', {attr('price', 'decimal')}, 'qty', s.qty, 'is_in_stock', s.is_in_stock))
             FROM catalog_product_entity e LEFT JOIN cataloginventory_stock_item s ON s.product_id = e.entity_id
+                 AND s.stock_id = 1
             WHERE e.sku = {self._shop_literal(sku)}""", "product")
         if not rows:
             return None
@@ -350,6 +352,55 @@ class Locators:
             FROM submissions s JOIN forums f ON f.id = s.forum_id JOIN users u ON u.id = s.user_id
             WHERE s.id = {pid}""", "post")
         return rows[0] if rows else None
+
+
+def _shop_admin(target) -> Account:
+    """The account whose admin token the storefront helpers use: the shop's ``site_admin``
+    role (WebArena's ``shopping_site_admin``), else the admin site's default, else WebArena's."""
+    for name, role in (("shopping", "site_admin"), ("shopping_admin", "default")):
+        s = target.stack.sites.get(name)
+        if s is not None and role in s.accounts:
+            return s.account(role)
+    return WEBARENA_SHOP_ADMIN
+
+
+def _target_for_urls(urls: dict[str, str], instance: str | None):
+    """The running instance whose base URLs are ``urls`` (the stack sitectl resolves from its
+    config file or defaults): instance ``SITECTL_INSTANCE`` when set, else the one the
+    shop's, forum's or GitLab's port names (declared port + 100 x N). Returns (target, None),
+    or (None, why) when there is none or its URLs differ from ``urls``."""
+    from urllib.parse import urlsplit
+
+    from sitectl.target import PORT_STEP, resolve_target
+
+    try:
+        base = resolve_target()
+        if instance is not None:
+            n = int(instance)
+        else:
+            n = None
+            for key in ("shopping", "reddit", "gitlab", "shopping_admin"):
+                site = base.stack.sites.get(key)
+                if site is not None and key in urls:
+                    port = urlsplit(urls[key]).port or 80
+                    off = port - site.host_ports[0]
+                    if off >= 0 and off % PORT_STEP == 0:
+                        n = off // PORT_STEP
+                        break
+            if n is None:
+                return None, "no site URL in the environment names a port of the stack (set SITECTL_INSTANCE)"
+        from sitectl.engine import Engine
+        from sitectl.ops.lifecycle import recorded_host
+
+        host, site_hosts = recorded_host(Engine(), n)
+        target = resolve_target(instance=n, recorded_host=host, recorded_site_hosts=site_hosts)
+    except (SitectlError, ValueError) as e:
+        return None, f"cannot resolve the instance: {e}"
+    wrong = [f"{k}: {urls[k]} (instance {target.instance} has {target.url(target.stack.sites[k])})"
+             for k in urls if k in target.stack.sites and target.url(target.stack.sites[k]) != urls[k]]
+    if wrong:
+        return None, "the environment's URLs are not this stack's: " + "; ".join(wrong)
+    return target, None
 
 
 # -- module-level helpers: WebArena's names, URLs from WebArena's environment variables ------

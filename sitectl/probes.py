@@ -80,6 +80,9 @@ def run_probe(target: Target, site: Site, probe: Probe, engine: Engine | None) -
     base = target.origin(site) if probe.from_origin else target.url(site)
     try:
         if probe.type == "http":
+            if probe.fill:  # this instance's values: e.g. the homepage's link to its own shop
+                probe = probe.model_copy(update={k: target.fill(v, site) for k in ("contains", "absent")
+                                                 if (v := getattr(probe, k))})
             ok, detail = http_probe(base + probe.path, probe)
         elif probe.type == "exec":
             if engine is None:

@@ -42,7 +42,8 @@ class PreparedSites:
     Attributes:
         env: the :class:`sitectl.Environment`.
         sites: the site keys the marker named.
-        storage_state: Playwright storage state of those sites, logged in (dict).
+        storage_state: Playwright storage state of those of the sites that have a login, logged
+            in (dict); None when none has one (the map, the wiki).
         storage_state_path: the same written as a file (mode 0600) under the test's tmp_path.
         urls: base URL per site key.
         reset: one row per site reset (``method``, ``seconds`` ...).
@@ -50,8 +51,8 @@ class PreparedSites:
 
     env: object
     sites: list[str]
-    storage_state: dict
-    storage_state_path: str
+    storage_state: dict | None
+    storage_state_path: str | None
     urls: dict[str, str]
     reset: list[dict] = field(default_factory=list)
 
@@ -80,8 +81,17 @@ def sitectl_sites(request, sitectl_env, tmp_path) -> PreparedSites:
     stack = sitectl_env.target.stack
     mutable = [s for s in sites if s in stack.sites and stack.sites[s].mutable]
     rows = sitectl_env.reset(mutable) if mutable else []
-    state = sitectl_env.storage_state(sites if len(sites) > 1 else sites[0], role)
-    path = Path(tmp_path) / loginmod.state_file_name(sorted(sites) if len(sites) > 1 else sites)
-    loginmod.write_state(path, state)
-    return PreparedSites(env=sitectl_env, sites=sites, storage_state=state, storage_state_path=str(path),
+    # Only sites with a login get one (WebArena's map and wiki have none: gitlab+wikipedia tasks
+    # use gitlab's state); with none the state is None.
+    from sitectl.sites.base import DRIVERS
+
+    login = [s for s in sites if s in stack.sites and DRIVERS[stack.sites[s].kind.value].has_login
+             and role in stack.sites[s].accounts]
+    state, path = None, None
+    if login:
+        state = sitectl_env.storage_state(login if len(login) > 1 else login[0], role)
+        path = Path(tmp_path) / loginmod.state_file_name(sorted(login) if len(login) > 1 else login)
+        loginmod.write_state(path, state)
+    return PreparedSites(env=sitectl_env, sites=sites, storage_state=state,
+                         storage_state_path=str(path) if path else None,
                          urls={s: sitectl_env.urls[s] for s in sites if s in sitectl_env.urls}, reset=rows)

@@ -192,6 +192,7 @@ class Target:
             "origin": self.origin(site),
             "data": self.data_dir,
         }
+        values.update({f"origin_{n}": self.origin(s) for n, s in self.stack.sites.items()})
         values["url"] = site.url.format(**values)
         return template.format(**values)
 
@@ -251,8 +252,16 @@ def resolve_target(
     if scale not in ("tiny", "full"):
         raise UsageError(f"scale {scale!r}: give tiny or full")
     dd = data_dir or cfg.get("data_dir") or "data"
-    return Target(stack=st, host=validate_host(str(h)), instance=inst, seed=seed, scale=scale,
-                  data_dir=str(Path(dd).resolve()), site_hosts=bool(sh))
+    t = Target(stack=st, host=validate_host(str(h)), instance=inst, seed=seed, scale=scale,
+               data_dir=str(Path(dd).resolve()), site_hosts=bool(sh))
+    if t.site_hosts:
+        for s in st.sites.values():
+            try:
+                validate_host(t.site_host(s))
+            except UsageError:
+                raise UsageError(f"--site-hosts: site {s.name!r} would get the host name {t.site_host(s)!r}, "
+                                 "which is not a valid host name (too long?)") from None
+    return t
 
 
 def _is_ipv4(host: str) -> bool:

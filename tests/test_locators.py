@@ -218,3 +218,21 @@ def test_webarena_helper_functions_agree(mini, engine, scene, tmp_path):
     assert theirs["post_url"] == loc.reddit_get_post_url(scene["post"] + "comment/1")
     db = loc.gitlab_project_member_roles("byteblaze/dotfiles")
     assert theirs["roles"] == {"byteblaze": db["byteblaze"], "yjlou": db["yjlou"], "nobody-here": ""}
+
+
+def test_module_helpers_read_the_environment_and_find_their_instance(mini, scene, monkeypatch):
+    import sitectl.locators as helpers
+    from sitectl.errors import UsageError
+
+    env = env_vars(mini, "webarena")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("SITECTL_INSTANCE", raising=False)
+    # One import switches a harness: the same names, the URLs from WebArena's variables.
+    assert helpers.shopping_get_sku_latest_review_author(scene["sku"]) == f"late-{scene['tag']}"
+    loc = Locators.from_env()
+    assert loc.target.instance == 0 and loc.shopping_product(scene["sku"])["price"] == 12.34
+    # URLs of another instance mixed in: the direct reads refuse rather than read instance 0.
+    loc = Locators.from_env({**env, "REDDIT": "http://127.0.0.1:10199"})
+    with pytest.raises(UsageError, match="not this stack's"):
+        loc.reddit_post(1)

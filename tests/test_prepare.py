@@ -135,10 +135,28 @@ def test_preflight_admin_url_and_leftover_placeholder_and_redirecting_host(mini,
     odd = {**task, "start_url": "__SHOPPING_ADMIN__/x |AND| __CLASSIFIEDS__/y"}
     code, out = cli("task", "prepare", str(task_file(tmp_path, odd)), "--dry-run")
     assert code == 8 and "__CLASSIFIEDS__" in out
-    # Magento redirects a host other than its base URL's: localhost against 127.0.0.1.
-    monkeypatch.setenv("SHOPPING_ADMIN", "http://localhost:7780/admin")
+    # Variables that are not the stack's: states and resets would not match them.
+    monkeypatch.setenv("SHOPPING_ADMIN", "http://127.0.0.1:7880/admin")
     code, out = cli("task", "prepare", str(task_file(tmp_path, task)), "--urls-from-env", "--dry-run")
+    assert code == 8 and "but the stack's site is at http://127.0.0.1:7780/admin" in out, out
+    # Magento redirects a host other than its base URL's: localhost against 127.0.0.1.
+    code, out = cli("task", "prepare", str(task_file(tmp_path, task)), "--host", "localhost", "--dry-run")
     assert code == 8 and "redirects to" in out and "127.0.0.1:7780" in out, out
+
+
+def test_preflight_task_ids_and_state_combinations(mini, tmp_path):
+    base = raw_task(27)
+    bad = [{**base, "task_id": "../x"}, {**base, "task_id": 5}, {**base, "task_id": 5},
+           {**base, "task_id": 6, "storage_state": "./.auth/reddit.shopping_state.json"},
+           {**base, "task_id": 7, "storage_state": "./.auth/map_state.json"}]
+    f = tmp_path / "tasks.json"
+    f.write_text(json.dumps(bad))
+    code, out = cli("task", "prepare", str(f), "--all", "--out", str(tmp_path / "out"))
+    assert code == 8, out
+    assert "task_id '../x'" in out and "repeats task #1" in out
+    assert "PHPSESSID" in out and "--site-hosts" in out  # the forum+shop pair on one host name
+    assert "'map', which has no login" in out
+    assert not (tmp_path / "out").exists()
 
 
 def test_environment_api(mini, tmp_path):

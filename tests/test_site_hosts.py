@@ -43,7 +43,7 @@ def cli(*args):
 def hosted(engine):
     target = resolve_target("mini", host="localhost", instance=INSTANCE, site_hosts=True)
     lifecycle.down(target, engine)
-    lifecycle.up(target, target.stack.select(LOGIN_SITES), engine, Reporter())
+    lifecycle.up(target, target.stack.select(LOGIN_SITES + ["homepage"]), engine, Reporter())
     yield target
     from sitectl.ops import login as loginmod
 
@@ -65,6 +65,14 @@ def test_each_site_has_its_own_host_name_and_base_url(hosted, engine):
     rb = engine.exec_checked(hosted.container(hosted.stack.sites["gitlab"]), ["grep", "^external_url", "/etc/gitlab/gitlab.rb"],
                              "read external_url")
     assert rb.strip() == "external_url 'http://gitlab.localhost:8123'"
+    # The homepage links to each site of this instance under the site's own name.
+    from sitectl.http import new_session
+
+    page = new_session().get("http://homepage.localhost:4499/", timeout=30).text
+    for origin in ("http://shopping.localhost:7870", "http://shopping-admin.localhost:7880/admin",
+                   "http://reddit.localhost:10099/forums/all", "http://gitlab.localhost:8123/explore"):
+        assert f'href="{origin}' in page, origin
+    assert "<your-server-hostname>" not in page and ":7770" not in page
     # Later commands find the setting on the running containers without being told again.
     code, res = cli("env", "--json")
     assert code == 0 and res["REDDIT"] == "http://reddit.localhost:10099"

@@ -330,10 +330,15 @@ def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = Q
     return [results[s.name] for s in sites]
 
 
-def reset_recreate(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET) -> list[SiteUp]:
+def reset_recreate(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,
+                   wait: bool | float = True) -> list[SiteUp]:
     """WebArena's reset: re-create each site's container from its image and re-run its
-    post-start steps (research/webarena-official.md §5.1). Slow, always correct."""
-    return up(target, sites, engine, reporter, build=False, recreate=True)
+    post-start steps (research/webarena-official.md §5.1). Slow, always correct. Holds the
+    instance lock (``wait``: see :func:`sitectl.ops.journal.instance_lock`)."""
+    from sitectl.ops.journal import instance_lock
+
+    with instance_lock(target, "reset --recreate", wait):
+        return up(target, sites, engine, reporter, build=False, recreate=True)
 
 
 def down(target: Target, engine: Engine, volumes: bool = False, reporter: Reporter = QUIET) -> list[str]:

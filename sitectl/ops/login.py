@@ -20,6 +20,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -67,10 +68,11 @@ def state_file_name(sites: tuple[str, ...] | list[str]) -> str:
     return ".".join(sites) + "_state.json"
 
 
-def out_dir(out: Path | None, role: str) -> Path:
-    """Folder of the state files: ``out`` (default ``./.auth``, WebArena's ``auth_folder``)
-    for the default role, ``out/<role>`` for any other role (same file names there)."""
-    base = Path(out) if out is not None else Path(".auth")
+def out_dir(out: Path | None, role: str, instance: int = 0) -> Path:
+    """Folder of the state files: ``out`` for the default role, ``out/<role>`` for any other
+    role (same file names there). ``out`` defaults to ``./.auth`` (WebArena's ``auth_folder``)
+    for instance 0 and ``./.auth-i<N>`` for instance N, so instances never share states."""
+    base = Path(out) if out is not None else Path(".auth" if instance == 0 else f".auth-i{instance}")
     return base if role == DEFAULT_ROLE else base / role
 
 
@@ -116,7 +118,7 @@ def write_state(path: Path, state: dict) -> None:
     """Write ``state`` as JSON to ``path`` atomically with mode 0600 (a reader sees the old
     file or the new one, never half of it; the file is never readable by others)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w") as f:
@@ -269,7 +271,7 @@ def login(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path
     """
     t0 = time.monotonic()
     chosen = _chosen(target, sites, role, explicit)
-    folder = out_dir(out, role)
+    folder = out_dir(out, role, target.instance)
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(chosen)) as pool:
         results = list(pool.map(lambda s: login_site(target, s, role), chosen))
     by = {r.site: r for r in results}
@@ -324,7 +326,7 @@ def check(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path
     Raises:
         UsageError: no state file of these sites in the folder.
     """
-    folder = out_dir(out, role)
+    folder = out_dir(out, role, target.instance)
     names = {s.name: s for s in sites}
     rows, stale = [], set()
     paths = sorted(folder.glob("*_state.json")) if folder.is_dir() else []
@@ -391,7 +393,7 @@ def _remember(target: Target, folder: Path, role: str) -> None:
         known = {}
     known[str(folder.resolve())] = role
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(".tmp")
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(known, indent=1, sort_keys=True))
     os.replace(tmp, p)
 

@@ -21,9 +21,11 @@ from sitectl.ops import login as loginmod
 from sitectl.ops import snapshots
 from sitectl.ops.tasks import EVAL_TIME_TOKENS, MULTI_TAB, WEBARENA_ORDER, site_comb_from_state_path
 from sitectl.progress import QUIET, Reporter
+from sitectl.sites.base import DRIVERS
 from sitectl.target import Target
 
 _TOKEN = re.compile(r"__[A-Z_]+?__")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 #: Site keys of the task file and the variable WebArena substitutes for each.
 SITE_VARS = {"shopping": "SHOPPING", "shopping_admin": "SHOPPING_ADMIN", "reddit": "REDDIT", "gitlab": "GITLAB",
              "wikipedia": "WIKIPEDIA", "map": "MAP", "homepage": "HOMEPAGE"}
@@ -54,6 +56,18 @@ def substitute(text: str, urls: dict[str, str | None]) -> str:
         if name in urls:
             text = text.replace(f"__{name}__", str(urls[name]))
     return text
+
+
+def substitute_task(task, urls: dict[str, str | None]):
+    """``task`` with :func:`substitute` applied to every string in it (keys stay), so a URL
+    holding quotes or backslashes cannot break the JSON."""
+    if isinstance(task, str):
+        return substitute(task, urls)
+    if isinstance(task, list):
+        return [substitute_task(x, urls) for x in task]
+    if isinstance(task, dict):
+        return {k: substitute_task(v, urls) for k, v in task.items()}
+    return task
 
 
 def task_urls(task: dict) -> list[tuple[str, str]]:
@@ -99,13 +113,37 @@ def preflight(target: Target, task: dict, urls: dict[str, str | None], probe: bo
     if "SHOPPING_ADMIN" in needed and adm and not adm.rstrip("/").endswith("/admin"):
         problems.append(f"{where}: SHOPPING_ADMIN={adm} does not end with /admin (WebArena's admin URL is the "
                         "storefront origin plus /admin)")
-    done = json.loads(substitute(raw, urls))
+    done = substitute_task(task, urls)
     for field, u in task_urls(done):
         left = sorted(set(_TOKEN.findall(u)) - EVAL_TIME_TOKENS)
         if left:
             problems.append(f"{where}: {field} {u!r} still holds {', '.join(left)}")
         if _holds_none(u):
             problems.append(f"{where}: {field} {u!r} holds 'None' (a variable was unset when it was filled in)")
+    stack_urls = {s.env_var: target.url(s) for s in target.stack.sites.values()}
+    for var in sorted(needed):
+        val = urls.get(var)
+        if val and var in stack_urls and val.rstrip("/") != stack_urls[var] and not val.endswith("/"):
+            problems.append(f"{where}: {var}={val} but the stack's site is at {stack_urls[var]} (instance "
+                            f"{target.instance}): storage states and resets would not match the URLs")
+    st = task.get("storage_state")
+    if st:
+        comb = site_comb_from_state_path(st)
+        for c in comb:
+            site = target.stack.sites.get(c)
+            if site is None:
+                problems.append(f"{where}: storage_state {st} names {c!r}, which is not a site of this stack")
+            elif not DRIVERS[site.kind.value].has_login or "default" not in site.accounts:
+                problems.append(f"{where}: storage_state {st} names {c!r}, which has no login")
+        if len(comb) > 2:
+            problems.append(f"{where}: storage_state {st}: WebArena's states are one site or a pair")
+        elif len(comb) == 2:
+            from sitectl.ops.login import pairs_for
+
+            known = {tuple(sorted(p)): why for p, why in pairs_for(target)}
+            why = known.get(tuple(sorted(comb)), "not a pair WebArena makes")
+            if why:
+                problems.append(f"{where}: storage_state {st}: {why}")
     if probe and not problems:
         for var in sorted(needed):
             msg = redirect_problem(urls[var])
@@ -164,6 +202,16 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
     t0 = time.monotonic()
     urls = urls_from(target, environ)
     problems: list[str] = []
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tasks):
+        tid = t.get("task_id")
+        if isinstance(tid, bool) or not (isinstance(tid, int) and tid >= 0 or isinstance(tid, str) and _SAFE_ID.match(tid)):
+            problems.append(f"task #{i}: task_id {tid!r} is not a number or a name of letters, digits, '_' and '-' "
+                            "(it names the config file)")
+        elif str(tid) in seen:
+            problems.append(f"task #{i}: task_id {tid!r} repeats task #{seen[str(tid)]} (one config file each)")
+        else:
+            seen[str(tid)] = i
     for t in tasks:
         unknown = [s for s in t.get("sites", []) if s not in target.stack.sites]
         if unknown:
@@ -183,11 +231,11 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
     auth = (out / ".auth").resolve()
     plan_tasks = []
     for t in tasks:
-        cfg = json.loads(substitute(json.dumps(t), urls))
+        cfg = substitute_task(t, urls)
         if t.get("storage_state"):
             cfg["storage_state"] = str(auth / Path(t["storage_state"]).name)
         plan_tasks.append((t, cfg))
-    rows = [{"task_id": t.get("task_id"), "config": str((out / f"{t.get('task_id', 'task')}.json").resolve()),
+    rows = [{"task_id": t.get("task_id"), "config": str((out / f"{t['task_id']}.json").resolve()),
              "storage_state": cfg.get("storage_state"), "sites": t.get("sites", [])} for t, cfg in plan_tasks]
     result = {"tasks": rows, "reset": [s.name for s in to_reset] if reset else [], "logins": combos,
               "dry_run": dry_run}
@@ -197,7 +245,10 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
     engine = engine or Engine()
     if reset and to_reset:
         reporter.step("reset", ", ".join(s.name for s in to_reset))
-        snapshots.reset(target, to_reset, engine, reporter=reporter)
+        rows_reset = snapshots.reset(target, to_reset, engine, reporter=reporter)
+        touched = [target.stack.sites[r.site] for r in rows_reset if r.method != "none"]
+        if touched:  # the folders `sitectl login` recorded lost their sessions with the restore
+            loginmod.refresh_after_reset(target, touched, reporter)
     if combos:
         sites = sorted({s for c in combos for s in site_comb_from_state_path(c)})
         reporter.step("login", ", ".join(sites))

@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 from sitectl import __version__
 from sitectl.engine import Engine
 from sitectl.errors import SitectlError, UsageError
+from sitectl.ops.journal import clear_journal, instance_lock, read_journal, write_journal
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
 from sitectl.stores import StoreError, check_snapshot_name, stores_for
@@ -58,10 +60,15 @@ def read_manifest(target: Target, name: str) -> dict:
         raise UsageError(f"{p}: unreadable manifest: {e}") from None
 
 
+#: Manifests are read, changed and written back by concurrent threads of one process (a reset or
+#: re-create of several sites); other processes are kept out by the instance lock.
+_MANIFESTS = threading.RLock()
+
+
 def _write_manifest(target: Target, name: str, data: dict) -> None:
     p = manifest_path(target, name)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(".tmp")
+    tmp = p.with_name(f".manifest.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
     os.replace(tmp, p)  # atomic: a reader sees the old or the new manifest, never half
 
@@ -88,6 +95,11 @@ def forget_sites(target: Target, site_names: list[str], keep: str | None = None)
     """Remove ``site_names`` from every manifest of the instance (their containers, and with
     them the in-container copies, are gone); a manifest left with no site is removed.
     ``keep`` names a snapshot to leave alone (the golden one a re-create takes again)."""
+    with instance_lock(target, "forget sites"), _MANIFESTS:
+        _forget_sites(target, site_names, keep)
+
+
+def _forget_sites(target: Target, site_names: list[str], keep: str | None) -> None:
     base = snapshots_dir() / f"i{target.instance}"
     for p in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
         if p.parent.name == keep:
@@ -132,6 +144,11 @@ def create(target: Target, name: str, sites: list[Site], engine: Engine, reporte
     """
     check_snapshot_name(name)
     engine.ping()
+    with instance_lock(target, f"snapshot create {name}"):
+        return _create(target, name, sites, engine, reporter)
+
+
+def _create(target: Target, name: str, sites: list[Site], engine: Engine, reporter: Reporter) -> dict:
     chosen = _stateful(target, sites)
     manifest = {"name": name, "sitectl": __version__, "stack": target.stack.name, "host": target.host,
                 "instance": target.instance, "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -143,17 +160,23 @@ def create(target: Target, name: str, sites: list[Site], engine: Engine, reporte
             futs[s.name] = pool.submit(snapshot_site, target, s, name, engine)
         for n, f in futs.items():
             manifest["sites"][n] = f.result()
-    old = manifest_path(target, name)
-    if old.is_file():
-        # A snapshot of some sites keeps the other sites' entries of the same name.
-        prev = json.loads(old.read_text()).get("sites", {})
-        manifest["sites"] = {**{k: v for k, v in prev.items() if k not in manifest["sites"]}, **manifest["sites"]}
-    _write_manifest(target, name, manifest)
+    with _MANIFESTS:
+        old = manifest_path(target, name)
+        if old.is_file():
+            # A snapshot of some sites keeps the other sites' entries of the same name.
+            prev = json.loads(old.read_text()).get("sites", {})
+            manifest["sites"] = {**{k: v for k, v in prev.items() if k not in manifest["sites"]}, **manifest["sites"]}
+        _write_manifest(target, name, manifest)
     return manifest
 
 
 def delete(target: Target, name: str, engine: Engine) -> list[str]:
     """Drop snapshot ``name`` in every site's stores and remove its manifest."""
+    with instance_lock(target, f"snapshot delete {name}"):
+        return _delete(target, name, engine)
+
+
+def _delete(target: Target, name: str, engine: Engine) -> list[str]:
     m = read_manifest(target, name)
     engine.ping()
     done = []
@@ -306,16 +329,72 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
     return res
 
 
+def _reset_sites(target: Target, chosen: list[Site], engine: Engine, name: str, full: bool | set,
+                 reporter: Reporter) -> list[SiteReset]:
+    """Reset ``chosen`` concurrently under a journal (the caller holds the instance lock);
+    ``full`` may be the set of site names to restore in full. The journal is removed only when
+    every site ended golden and checked."""
+    write_journal(target, {"op": "reset", "sites": [s.name for s in chosen], "snapshot": name})
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chosen))) as pool:
+        futs = [pool.submit(reset_site, target, s, engine, name, full if isinstance(full, bool) else s.name in full,
+                            reporter) for s in chosen]
+        rows = [f.result() for f in futs]
+    clear_journal(target)
+    return rows
+
+
+def recover(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[SiteReset]:
+    """Roll an interrupted reset forward (the caller holds the instance lock): every site its
+    journal names is restored in full from the journal's snapshot, then checked. Returns those
+    sites' rows (each says what it recovered), or [] when no journal is pending."""
+    pending = read_journal(target)
+    if pending is None:
+        return []
+    snap = pending.get("snapshot") or GOLDEN
+    chosen = [target.stack.sites[n] for n in pending["sites"] if n in target.stack.sites]
+    chosen = _stateful(target, chosen)
+    why = (f"recovered an interrupted reset (pid {pending.get('pid', '?')}, started {pending.get('started', '?')}"
+           + (", unreadable journal" if pending.get("unreadable") else "") + "): full restore")
+    reporter.step("recover", f"{why} of {', '.join(s.name for s in chosen) or 'nothing'}")
+    try:
+        read_manifest(target, snap)
+    except UsageError:
+        snap = GOLDEN  # the named snapshot is gone; golden is what a reset means
+    rows = _reset_sites(target, chosen, engine, snap, True, reporter)
+    for r in rows:
+        r.escalations.insert(0, why)
+    return rows
+
+
+def recover_pending(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[SiteReset]:
+    """:func:`recover` under the instance lock, when a journal is pending (else no lock taken)."""
+    if read_journal(target) is None:
+        return []
+    with instance_lock(target, "recover"):
+        return recover(target, engine, reporter)
+
+
 def reset(target: Target, sites: list[Site], engine: Engine, name: str = GOLDEN, full: bool = False,
-          reporter: Reporter = QUIET) -> list[SiteReset]:
-    """Reset ``sites`` (those with stores) concurrently; see :func:`reset_site`."""
+          reporter: Reporter = QUIET, wait: bool | float = True) -> list[SiteReset]:
+    """Reset ``sites`` (those with stores) concurrently; see :func:`reset_site`.
+
+    Holds the instance's lock (``wait``: see :func:`sitectl.ops.journal.instance_lock`) and
+    first rolls forward a reset that was interrupted (:func:`recover`); its rows are merged in.
+
+    Raises:
+        InstanceBusy: ``wait`` is False and another process holds the lock.
+    """
     engine.ping()
     chosen = _stateful(target, sites)
     if name != GOLDEN:
         read_manifest(target, name)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chosen))) as pool:
-        futs = [pool.submit(reset_site, target, s, engine, name, full, reporter) for s in chosen]
-        return [f.result() for f in futs]
+    with instance_lock(target, "reset " + ",".join(s.name for s in chosen), wait):
+        recovered = {r.site: r for r in recover(target, engine, reporter)}
+        rows = _reset_sites(target, chosen, engine, name, full, reporter)
+    for r in rows:
+        if r.site in recovered:
+            r.escalations = recovered.pop(r.site).escalations + r.escalations
+    return rows + list(recovered.values())
 
 
 def verify_deep(target: Target, sites: list[Site], engine: Engine, name: str = GOLDEN) -> list[dict]:
@@ -495,6 +574,11 @@ def import_(target: Target, path: Path, engine: Engine, name: str | None = None,
     Raises:
         UsageError: a rejected archive; StoreError/EngineError: a load failed.
     """
+    with instance_lock(target, f"snapshot import {path.name}"):
+        return _import(target, path, engine, name, reporter)
+
+
+def _import(target: Target, path: Path, engine: Engine, name: str | None, reporter: Reporter) -> dict:
     import tarfile
     import tempfile
     import uuid

@@ -10,7 +10,8 @@ filled at run time, never at load time: ``{host}`` (the host name given on the c
 or in the config file), ``{origin}`` (``scheme://host:port`` of the site's first published
 port), ``{url}`` (the site's base URL, e.g. ``{origin}/admin``), ``{port}`` (that host port),
 ``{scheme}`` (``http``) and ``{data}`` (the data folder given by ``--data-dir`` or the config
-file, for archives such as the wiki's ZIM).
+file, for archives such as the wiki's ZIM). ``{origin_SITE}`` is another site's origin (e.g.
+``{origin_shopping}``), so a page can link to the sites of its own instance.
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ _PORT_RE = re.compile(r"^(\d{1,5}):(\d{1,5})$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _CONTAINER_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
 _PLACEHOLDERS = {"host", "origin", "url", "port", "scheme", "data"}
+#: ``{origin_<site>}``: the origin of another site of the same instance.
+_SITE_ORIGIN_RE = re.compile(r"^origin_([a-z][a-z0-9_]{0,39})$")
 
 
 class SiteKind(str, enum.Enum):
@@ -53,9 +56,11 @@ def _check_placeholders(value: str, known: set[str] = _PLACEHOLDERS) -> str:
     for _, name, spec, conv in parts:
         if name is None:
             continue
-        if name not in known or spec or conv:
+        site_origin = known is _PLACEHOLDERS and _SITE_ORIGIN_RE.match(name)
+        if (name not in known and not site_origin) or spec or conv:
             shown = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
-            raise ValueError(f"unknown placeholder {shown} (known: {', '.join(sorted(known))})")
+            extra = ", origin_<site>" if known is _PLACEHOLDERS else ""
+            raise ValueError(f"unknown placeholder {shown} (known: {', '.join(sorted(known))}{extra})")
     return value
 
 
@@ -313,6 +318,13 @@ class Stack(_Strict):
                 if p in seen_p:
                     raise ValueError(f"sites {seen_p[p]!r} and {s.name!r} share host port {p}")
                 seen_p[p] = s.name
+        for s in self.sites.values():
+            texts = [s.url, *s.environment.values(), *(a for st in s.post_start for a in st.exec)]
+            for t in texts:
+                for _, name, _, _ in string.Formatter().parse(t):
+                    m = name and _SITE_ORIGIN_RE.match(name)
+                    if m and m.group(1) not in self.sites:
+                        raise ValueError(f"site {s.name!r}: placeholder {{{name}}} names no site of this stack")
         return self
 
     def select(self, names: list[str] | tuple[str, ...] | None) -> list[Site]:
@@ -356,6 +368,9 @@ class Probe(_Strict):
     contains: str | None = None
     #: Text that must NOT be in the body (e.g. a placeholder a post-start step replaces).
     absent: str | None = None
+    #: Fill stack placeholders (``{origin_shopping}`` ...) in ``contains`` and ``absent`` for
+    #: the instance probed (off by default: bodies may hold literal braces).
+    fill: StrictBool = False
     argv: list[str] = Field(default_factory=list)
     role: str = "default"
     #: ``ready``: ``up`` waits for it; ``deep``: only ``verify`` runs it.
@@ -363,6 +378,10 @@ class Probe(_Strict):
 
     @model_validator(mode="after")
     def _fields(self) -> Probe:
+        if self.fill:
+            for v in (self.contains, self.absent):
+                if v:
+                    _check_placeholders(v)
         if self.type == "exec" and not self.argv:
             raise ValueError("an exec probe needs argv")
         if self.type in ("login_page", "login") and self.level == "ready":

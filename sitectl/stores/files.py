@@ -16,7 +16,7 @@ No shell command is ever built from input: fixed scripts take paths as arguments
 from __future__ import annotations
 
 from sitectl.stores.base import Changes, Store, StoreError
-from sitectl.stores.transport import Command, ExecTransport, budget_chunks
+from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_lines
 
 ROOT = "/var/lib/sitectl/snapshots/files"
 _LIST_FMT = r"%y\t%m\t%U:%G\t%s\t%T@\t%P\n"
@@ -79,7 +79,7 @@ done
 
 def _parse_listing(text: str) -> dict[str, tuple]:
     out = {}
-    for line in text.splitlines():
+    for line in out_lines(text):
         parts = line.split("\t")
         if len(parts) == 6:
             y, mode, owner, size, mtime, rel = parts
@@ -116,7 +116,7 @@ class FilesStore(Store):
         for i, p in enumerate(self.paths):
             out = self.t.run(["sh", "-c", SNAPSHOT_SH, "sh", p, self._snap(name, i), self._list_file(name, i)],
                              f"snapshot {p}")
-            size += int((out.strip().splitlines() or ["0"])[-1] or 0)
+            size += int((out_lines(out.strip()) or ["0"])[-1] or 0)
         return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths}
 
     def detect_requests(self, name: str) -> list:
@@ -128,8 +128,8 @@ class FilesStore(Store):
         listing entry of each changed entry and folder) from the ``comm -3`` output of
         :data:`LIST_SH`. A deleted folder's content is missing too, so it is listed among the
         changed entries."""
-        live_only = _parse_listing("\n".join(l for l in out.splitlines() if not l.startswith("\t")))
-        base_only = _parse_listing("\n".join(l[1:] for l in out.splitlines() if l.startswith("\t")))
+        live_only = _parse_listing("\n".join(l for l in out_lines(out) if not l.startswith("\t")))
+        base_only = _parse_listing("\n".join(l[1:] for l in out_lines(out) if l.startswith("\t")))
         dirs = sorted(r for r, v in base_only.items() if v[0] == "d" and live_only.get(r, ("",))[0] == "d")
         changed = sorted(r for r in base_only if r not in dirs)
         # The folder itself ("") is listed for its own mode, owner and time; it is never
@@ -196,7 +196,7 @@ class FilesStore(Store):
             if rc != 0:
                 return [f"{self.label}: check failed (exit code {rc}): {out.strip()[-200:]}"]
             live.setdefault(i, {}).update(
-                _parse_listing("\n".join(l.replace("\t./", "\t", 1) for l in out.splitlines())))
+                _parse_listing("\n".join(l.replace("\t./", "\t", 1) for l in out_lines(out))))
         left = []
         for i, d in changes.detail.items():
             p, seen = self.paths[int(i)], live.get(int(i), {})
@@ -229,7 +229,7 @@ class FilesStore(Store):
         for i, p in enumerate(self.paths):
             folder = self._snap(name, i) if name else p
             text = self.t.run(["sh", "-c", FINGERPRINT_SH, "sh", folder], f"fingerprint {p}")
-            for line in text.splitlines():
+            for line in out_lines(text):
                 kind, _, rest = line.partition(" ")
                 digest, _, rel = rest.partition("  ")
                 rel = rel[2:] if rel.startswith("./") else rel

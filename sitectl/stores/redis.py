@@ -10,7 +10,7 @@ they count down by themselves). Restore empties database ``db`` and copies the k
 from __future__ import annotations
 
 from sitectl.stores.base import Changes, Store, StoreError
-from sitectl.stores.transport import Command, ExecTransport
+from sitectl.stores.transport import Command, ExecTransport, out_lines
 
 SNAP_DB = 15
 
@@ -157,7 +157,7 @@ class RedisStore(Store):
     def import_payload(self, name: str, path: str, original: str) -> None:
         text = self.t.run(["cat", path], "redis read payload")
         args = []
-        for line in text.splitlines():
+        for line in out_lines(text):
             parts = line.split(" ")
             if len(parts) != 3 or not all(parts):
                 raise StoreError(f"{self.site}: redis payload line is malformed: {line[:80]!r}")

@@ -29,6 +29,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from sitectl.stores.base import StoreError
+from sitectl.stores.transport import out_lines
 
 #: Folder inside the container where dumps are staged.
 STAGE = "/var/lib/sitectl/stage"
@@ -197,7 +198,7 @@ class MysqlExec(_ExecSession):
         return [*self.client, "-N", "-B", "-e", sql]
 
     def parse(self, out: str) -> list[list[str | None]]:
-        return [[mysql_unescape(c) for c in line.split("\t")] for line in out.splitlines() if line != ""]
+        return [[mysql_unescape(c) for c in line.split("\t")] for line in out_lines(out) if line != ""]
 
     def dump(self, args: list[str], out: str, what: str) -> None:
         dump = ["mysqldump", *self.client[1:], *args]
@@ -224,7 +225,7 @@ class PostgresExec(_ExecSession):
         return [*self.client, "-d", self.database, *PSQL_FLAGS, "-c", sql]
 
     def parse(self, out: str) -> list[list[str | None]]:
-        return [line.split("\t") for line in out.splitlines() if line != ""]
+        return [line.split("\t") for line in out_lines(out) if line != ""]
 
     def _tool(self, program: str) -> list[str]:
         """argv prefix of a client program (``pg_dump``, ``pg_restore``) with the same connection

@@ -138,3 +138,13 @@ def run_batch(transport: ExecTransport | None, requests: list, what: str) -> lis
         if results[i] is None:
             results[i] = r.execute()
     return results
+
+
+def out_lines(text: str) -> list[str]:
+    """The lines of a command's output, split on ``\n`` only: a value or file name may hold
+    characters ``str.splitlines()`` also breaks on (``\r``, ``\x0b``, ``\x0c``, ``\x1c``-``\x1e``,
+    ``\x85``, U+2028, U+2029). A final newline ends the last line, as with ``splitlines``."""
+    parts = text.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return parts

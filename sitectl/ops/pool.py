@@ -1,0 +1,262 @@
+"""A pool of stack instances that clients lease, and the resets that return them golden.
+
+The reset server (``sitectl serve``, :mod:`sitectl.server`) is one face of this; the logic
+lives here so it can be driven and tested without HTTP.
+
+Life of an instance in the pool::
+
+    resetting --ok--> idle --acquire--> leased --release / missed heartbeat--> resetting
+        \\--error--> failed --reset--> resetting
+
+An instance is leased only when idle (golden, last reset succeeded) and not leased. A release
+resets it before anyone else gets it; so does a lease whose holder stopped sending heartbeats.
+At most one reset per instance runs at a time (:meth:`Pool.start_reset` returns False while one
+runs, which BrowserGym's protocol answers with 418).
+"""
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+
+from sitectl.engine import Engine
+from sitectl.errors import SitectlError
+from sitectl.target import Target
+
+
+@dataclass
+class Lease:
+    """One client's hold on one instance.
+
+    Attributes:
+        id: opaque lease id (random, URL-safe).
+        client: the name the client gave (for status pages).
+        instance: the instance number leased.
+        ttl: seconds a heartbeat keeps the lease alive.
+        expires: monotonic deadline of the next heartbeat.
+    """
+
+    id: str
+    client: str
+    instance: int
+    ttl: float
+    expires: float
+    since: float = field(default_factory=time.time)
+
+    def as_dict(self, now: float) -> dict:
+        return {"lease": self.id, "client": self.client, "instance": self.instance, "ttl": self.ttl,
+                "expires_in": round(max(0.0, self.expires - now), 1), "since": self.since}
+
+
+@dataclass
+class Slot:
+    """The pool's view of one instance."""
+
+    target: Target
+    #: The sites a reset without a site list restores (None: the stack's mutable sites).
+    sites: list[str] | None = None
+    state: str = "idle"  # idle | resetting | failed
+    lease: Lease | None = None
+    error: str = ""
+    last_reset: dict | None = None
+    resets: int = 0
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class LeaseError(SitectlError):
+    """Unknown or expired lease id."""
+
+    exit_code = 2
+
+
+def default_reset(target: Target, sites: list[str] | None, full: bool, engine: Engine) -> dict:
+    """Reset ``sites`` of ``target`` (default: its mutable sites) to golden and rebuild the
+    storage states ``sitectl login`` recorded; returns ``{"sites": [...], "logins": [...]}``."""
+    from sitectl.ops import login as loginmod
+    from sitectl.ops import snapshots
+
+    chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
+    rows = snapshots.reset(target, chosen, engine, full=full)
+    touched = [target.stack.sites[r.site] for r in rows if r.method != "none"]
+    logins = loginmod.refresh_after_reset(target, touched) if touched else []
+    return {"sites": [r.as_dict() for r in rows], "logins": logins}
+
+
+class Pool:
+    """Instances to lease and reset.
+
+    Args:
+        targets: one :class:`Target` per instance (distinct instance numbers).
+        engine: the Docker engine.
+        sites: per instance, the sites a plain reset restores (default: the stack's mutable
+            sites; give the ones that run when an instance runs only some).
+        reset_fn: ``(target, sites, full, engine) -> dict``; :func:`default_reset` unless
+            given (tests give a slow or failing one only where a real reset cannot be made
+            slow or fail on demand).
+        clock: monotonic clock (seconds).
+    """
+
+    def __init__(self, targets: list[Target], engine: Engine, reset_fn=default_reset, clock=time.monotonic,
+                 sites: dict[int, list[str]] | None = None):
+        if not targets:
+            raise ValueError("a pool needs at least one instance")
+        nums = [t.instance for t in targets]
+        if len(set(nums)) != len(nums):
+            raise ValueError(f"instances listed twice: {nums}")
+        self.engine = engine
+        self.reset_fn = reset_fn
+        self.clock = clock
+        self.slots: dict[int, Slot] = {t.instance: Slot(t, (sites or {}).get(t.instance)) for t in targets}
+        for s in self.slots.values():
+            s.done.set()
+        self._lock = threading.Lock()
+        self._leases: dict[str, Lease] = {}
+        self._stop = threading.Event()
+
+    @property
+    def default_instance(self) -> int:
+        """The instance BrowserGym's un-numbered ``/reset`` and ``/status`` act on: the first."""
+        return next(iter(self.slots))
+
+    def slot(self, instance: int) -> Slot:
+        try:
+            return self.slots[instance]
+        except KeyError:
+            raise LeaseError(f"instance {instance} is not in this pool ({', '.join(map(str, self.slots))})") from None
+
+    # -- resets ----------------------------------------------------------------------------
+    def start_reset(self, instance: int, sites: list[str] | None = None, full: bool = False,
+                    reason: str = "request") -> bool:
+        """Start a reset of ``instance`` in the background; False if one is already running
+        (nothing is started then)."""
+        slot = self.slot(instance)
+        with self._lock:
+            if slot.state == "resetting":
+                return False
+            slot.state, slot.error = "resetting", ""
+            slot.done.clear()
+        threading.Thread(target=self._run_reset, args=(slot, sites, full, reason), daemon=True,
+                         name=f"reset-i{instance}").start()
+        return True
+
+    def _run_reset(self, slot: Slot, sites, full, reason) -> None:
+        t0, started = self.clock(), time.time()
+        try:
+            res = self.reset_fn(slot.target, sites or slot.sites, full, self.engine)
+            ok, err = True, ""
+        except Exception as e:  # noqa: BLE001 - any failure is reported through /status, never lost
+            res, ok, err = None, False, f"{type(e).__name__}: {e}"
+        with self._lock:
+            slot.resets += 1
+            slot.last_reset = {"at": started, "seconds": round(self.clock() - t0, 3), "ok": ok, "reason": reason,
+                               "error": err, "result": res}
+            slot.state = "idle" if ok else "failed"
+            slot.error = err
+            slot.done.set()
+
+    def wait(self, instance: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the running reset of ``instance``; True when none
+        runs any more."""
+        return self.slot(instance).done.wait(timeout)
+
+    def reset_now(self, instance: int, sites: list[str] | None = None, full: bool = False,
+                  timeout: float = 1800) -> dict | None:
+        """Reset ``instance`` and wait for it; None if a reset was already running (then
+        nothing new is started). Returns the slot's ``last_reset``."""
+        if not self.start_reset(instance, sites, full, reason="api"):
+            return None
+        self.wait(instance, timeout)
+        return self.slot(instance).last_reset
+
+    # -- leases ----------------------------------------------------------------------------
+    def acquire(self, client: str, ttl: float = 60.0) -> Lease | None:
+        """Lease an idle, un-leased instance; None when every instance is leased, resetting or
+        failed. Two callers never get the same instance (one lock covers choice and mark)."""
+        if not (0 < ttl <= 86400):
+            raise LeaseError(f"ttl {ttl}: give 0 < ttl <= 86400 seconds")
+        with self._lock:
+            for slot in self.slots.values():
+                if slot.state == "idle" and slot.lease is None:
+                    lease = Lease(secrets.token_urlsafe(18), client[:80], slot.target.instance, ttl,
+                                  self.clock() + ttl)
+                    slot.lease = lease
+                    self._leases[lease.id] = lease
+                    return lease
+        return None
+
+    def _lease(self, lease_id: str) -> Lease:
+        lease = self._leases.get(lease_id)
+        if lease is None:
+            raise LeaseError("unknown or expired lease")
+        return lease
+
+    def heartbeat(self, lease_id: str) -> Lease:
+        """Extend a lease by its ttl from now.
+
+        Raises:
+            LeaseError: unknown lease, or one that already expired (its instance was reset).
+        """
+        with self._lock:
+            lease = self._lease(lease_id)
+            lease.expires = self.clock() + lease.ttl
+            return lease
+
+    def release(self, lease_id: str) -> int:
+        """End a lease: its instance is reset before it is leased again. Returns the instance."""
+        with self._lock:
+            lease = self._lease(lease_id)
+            self._drop(lease)
+        self.start_reset(lease.instance, reason=f"release of {lease.client}")
+        return lease.instance
+
+    def _drop(self, lease: Lease) -> None:
+        self._leases.pop(lease.id, None)
+        slot = self.slots[lease.instance]
+        if slot.lease is lease:
+            slot.lease = None
+
+    def reap(self) -> list[Lease]:
+        """End every lease whose heartbeat is overdue and reset its instance; returns them."""
+        now = self.clock()
+        with self._lock:
+            late = [lease for lease in self._leases.values() if lease.expires < now]
+            for lease in late:
+                self._drop(lease)
+        for lease in late:
+            self.start_reset(lease.instance, reason=f"missed heartbeat of {lease.client}")
+        return late
+
+    def run_reaper(self, every: float = 1.0) -> threading.Thread:
+        """Call :meth:`reap` every ``every`` seconds in a daemon thread until :meth:`stop`."""
+        def loop():
+            while not self._stop.wait(every):
+                self.reap()
+        t = threading.Thread(target=loop, daemon=True, name="lease-reaper")
+        t.start()
+        return t
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # -- status ----------------------------------------------------------------------------
+    def status(self, health: bool = False) -> dict:
+        """``{"instances": [{"instance", "state", "lease", "last_reset", "resets", "error",
+        "urls", "sites" (with ``health``: per site ``{"state", "healthy", "detail"}``)}]}``."""
+        from sitectl.ops import checks
+
+        now = self.clock()
+        with self._lock:
+            rows = [{"instance": n, "state": s.state, "lease": s.lease.as_dict(now) if s.lease else None,
+                     "last_reset": s.last_reset, "resets": s.resets, "error": s.error,
+                     "urls": s.target.urls()} for n, s in self.slots.items()]
+        if health:
+            for row in rows:
+                t = self.slots[row["instance"]].target
+                try:
+                    st = checks.status(t, list(t.stack.sites.values()), self.engine)
+                    row["sites"] = {r["site"]: {"state": r["state"], "healthy": r["healthy"], "detail": r["detail"]}
+                                    for r in st}
+                except SitectlError as e:
+                    row["sites"] = {"error": str(e)}
+        return {"instances": rows}

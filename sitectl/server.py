@@ -1,0 +1,234 @@
+"""``sitectl serve``: the reset server, over a :class:`sitectl.ops.pool.Pool`.
+
+Two faces on one port (stdlib ``ThreadingHTTPServer``, one thread per request):
+
+* **BrowserGym's protocol** (``browsergym-webarena`` ``WebArenaInstance.full_reset``; the
+  protocol of gasse/webarena-setup's reset server, research/peers.md §1.3–1.4):
+  ``GET /reset`` answers 200 when a reset starts and 418 when one is already running;
+  ``GET /status`` answers 200 ``Ready for duty!`` when idle and healthy, 200 ``Reset ongoing``
+  while a reset runs, and 500 with the error after a failed one. ``/i/<N>/reset`` and
+  ``/i/<N>/status`` address instance N; the bare paths the pool's first instance. So that
+  the client needs no change, ``/reset`` answers only once the reset is done or ``reset_wait``
+  seconds passed (BrowserGym polls ``/status`` every 20 s; a reset takes about a second).
+* **JSON API**: ``GET /api/status`` (per instance: state, lease, last reset, per-site health);
+  ``POST /api/reset`` ``{"instance", "sites", "full"}`` (waits; 409 when one runs);
+  ``POST /api/leases`` ``{"client", "ttl"}`` (200 with the instance's URLs, WebArena and
+  BrowserGym variables and its own ``WA_FULL_RESET``; 503 when none is free);
+  ``POST /api/leases/<id>/heartbeat``; ``DELETE /api/leases/<id>`` (release: the instance is
+  reset before it is leased again).
+
+Every request that changes something needs the token: ``Authorization: Bearer <token>`` or
+the path prefix ``/t/<token>/`` (so ``WA_FULL_RESET=http://host:port/t/<token>`` works with
+BrowserGym's unmodified client). Tokens are compared in constant time
+(``hmac.compare_digest``) and never logged: logged paths show ``/t/***/``.
+"""
+from __future__ import annotations
+
+import hmac
+import json
+import re
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from sitectl.ops.envvars import env_vars
+from sitectl.ops.pool import LeaseError, Pool
+
+READY = "Ready for duty!"
+ONGOING = "Reset ongoing"
+_TOKEN_PATH = re.compile(r"^/t/([^/]+)(/.*)$")
+_INSTANCE_PATH = re.compile(r"^/i/(\d{1,2})(/(?:reset|status))$")
+MAX_BODY = 64 * 1024
+
+
+class ResetServer(ThreadingHTTPServer):
+    """The HTTP server; ``pool``, ``token`` and ``reset_wait`` (s) are set by :func:`make_server`."""
+
+    daemon_threads = True
+    pool: Pool
+    token: str
+    reset_wait: float
+    public_base: str
+    log = None
+
+
+def make_server(pool: Pool, token: str, bind: tuple[str, int] = ("127.0.0.1", 7565), reset_wait: float = 30.0,
+                log=sys.stderr) -> ResetServer:
+    """Build (not start) the server on ``bind``; ``serve_forever()`` runs it.
+
+    Raises:
+        ValueError: an empty token.
+        OSError: the address is taken or cannot be bound.
+    """
+    if not token:
+        raise ValueError("the reset server needs a non-empty token")
+    srv = ResetServer(bind, Handler)
+    srv.pool, srv.token, srv.reset_wait, srv.log = pool, token, reset_wait, log
+    host, port = srv.server_address[:2]
+    srv.public_base = f"http://{host}:{port}"
+    return srv
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: ResetServer
+    protocol_version = "HTTP/1.1"
+
+    # -- plumbing ----------------------------------------------------------------------------
+    def log_message(self, fmt, *args):  # the token must never reach a log
+        if self.server.log is not None:
+            line = re.sub(r"/t/[^/\s]+", "/t/***", fmt % args)
+            self.server.log.write(f"[serve] {self.address_string()} {line}\n")
+
+    def _send(self, code: int, body, content_type: str | None = None) -> None:
+        if isinstance(body, (dict, list)):
+            data, content_type = json.dumps(body, default=str).encode(), "application/json"
+        else:
+            data = str(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", content_type or "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _route(self) -> tuple[str, bool]:
+        """The path without a token prefix, and whether a valid token came with the request."""
+        path = urlsplit(self.path).path
+        given = None
+        m = _TOKEN_PATH.match(path)
+        if m:
+            given, path = m.group(1), m.group(2)
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer ") and given is None:
+            given = auth[7:].strip()
+        ok = given is not None and hmac.compare_digest(given.encode(), self.server.token.encode())
+        return path, ok
+
+    def _json_body(self) -> dict:
+        n = int(self.headers.get("Content-Length") or 0)
+        if n > MAX_BODY:
+            raise ValueError(f"body over {MAX_BODY} bytes")
+        raw = self.rfile.read(n) if n else b""
+        if not raw.strip():
+            return {}
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("the body is a JSON object")
+        return data
+
+    def _deny(self) -> None:
+        self._send(401, {"error": "a valid token is required (Authorization: Bearer <token>, or /t/<token>/ in the path)"})
+
+    # -- methods -------------------------------------------------------------------------------
+    def do_GET(self):
+        path, authed = self._route()
+        pool = self.server.pool
+        inst, sub = pool.default_instance, path
+        m = _INSTANCE_PATH.match(path)
+        if m:
+            inst, sub = int(m.group(1)), m.group(2)
+            if inst not in pool.slots:
+                return self._send(404, f"instance {inst} is not in this pool")
+        if sub == "/reset":
+            if not authed:
+                return self._deny()
+            if not pool.start_reset(inst, reason="GET /reset"):
+                return self._send(418, "Reset already running")
+            pool.wait(inst, self.server.reset_wait)
+            return self._send(200, "Reset initiated")
+        if sub == "/status":
+            slot = pool.slot(inst)
+            if slot.state == "resetting":
+                return self._send(200, ONGOING)
+            if slot.state == "failed":
+                return self._send(500, f"Reset failed: {slot.error}")
+            return self._send(200, READY)
+        if path == "/api/status":
+            return self._send(200, pool.status(health=True))
+        return self._send(404, {"error": f"no such endpoint: GET {path}"})
+
+    def do_POST(self):
+        path, authed = self._route()
+        if not authed:
+            return self._deny()
+        pool = self.server.pool
+        try:
+            body = self._json_body()
+        except ValueError as e:
+            return self._send(400, {"error": f"bad request body: {e}"})
+        try:
+            if path == "/api/reset":
+                inst = body.get("instance", pool.default_instance)
+                sites = body.get("sites")
+                if not isinstance(inst, int) or isinstance(inst, bool):
+                    return self._send(400, {"error": "'instance' is an integer"})
+                if sites is not None and (not isinstance(sites, list) or not all(isinstance(s, str) for s in sites)):
+                    return self._send(400, {"error": "'sites' is a list of site names"})
+                if sites:
+                    pool.slot(inst).target.stack.select(sites)  # unknown names: UsageError below
+                res = pool.reset_now(inst, sites, bool(body.get("full", False)))
+                if res is None:
+                    return self._send(409, {"error": f"a reset of instance {inst} is already running"})
+                return self._send(200 if res["ok"] else 500, res)
+            if path == "/api/leases":
+                ttl = body.get("ttl", 60)
+                if not isinstance(ttl, (int, float)) or isinstance(ttl, bool):
+                    return self._send(400, {"error": "'ttl' is a number of seconds"})
+                lease = pool.acquire(str(body.get("client", self.address_string())), float(ttl))
+                if lease is None:
+                    return self._send(503, {"error": "no instance is free (all leased, resetting or failed)"})
+                return self._send(200, self._lease_body(lease))
+            m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})/heartbeat$", path)
+            if m:
+                lease = pool.heartbeat(m.group(1))
+                return self._send(200, lease.as_dict(pool.clock()))
+        except LeaseError as e:
+            return self._send(404, {"error": str(e)})
+        except Exception as e:  # noqa: BLE001 - a bad request must not kill the server thread
+            from sitectl.errors import SitectlError
+
+            return self._send(400 if isinstance(e, SitectlError) else 500, {"error": str(e)})
+        return self._send(404, {"error": f"no such endpoint: POST {path}"})
+
+    def do_DELETE(self):
+        path, authed = self._route()
+        if not authed:
+            return self._deny()
+        m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})$", path)
+        if not m:
+            return self._send(404, {"error": f"no such endpoint: DELETE {path}"})
+        try:
+            inst = self.server.pool.release(m.group(1))
+        except LeaseError as e:
+            return self._send(404, {"error": str(e)})
+        return self._send(200, {"released": True, "instance": inst, "state": "resetting"})
+
+    def _lease_body(self, lease) -> dict:
+        t = self.server.pool.slot(lease.instance).target
+        reset_base = f"{self.server.public_base}/t/{self.server.token}/i/{lease.instance}"
+        bg = env_vars(t, "browsergym")
+        bg["WA_FULL_RESET"] = reset_base
+        return {**lease.as_dict(self.server.pool.clock()), "urls": t.urls(), "env": env_vars(t, "webarena"),
+                "browsergym_env": bg, "reset_url": reset_base}
+
+
+def serve(srv: ResetServer, reap_every: float = 1.0) -> None:
+    """Run until interrupted (or ``srv.shutdown()``); the lease reaper runs beside it, every
+    ``reap_every`` seconds."""
+    srv.pool.run_reaper(reap_every)
+    try:
+        srv.serve_forever(poll_interval=0.2)
+    finally:
+        srv.pool.stop()
+        srv.server_close()
+
+
+def wait_until(pred, timeout: float, every: float = 0.05) -> bool:
+    """Poll ``pred()`` until true or ``timeout`` seconds passed (used by tests and benches)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(every)
+    return bool(pred())

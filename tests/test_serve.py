@@ -1,0 +1,243 @@
+"""The reset server (`sitectl serve`) and isolated instances.
+
+Real server on a loopback port, real resets of the mini stack's instance 0 and of instance 2
+(the forum only), real HTTP. BrowserGym's own client (`browsergym-webarena` 0.14.3,
+unmodified, in `.venv-webarena`) resets and checks instance 0 through it."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+import requests
+from click.testing import CliRunner
+
+from sitectl.cli import main
+from sitectl.ops import lifecycle
+from sitectl.ops.envvars import env_vars
+from sitectl.ops.pool import Pool
+from sitectl.progress import Reporter
+from sitectl.server import make_server, serve, wait_until
+from sitectl.target import resolve_target
+from tests.actions import postmill
+from tests.test_webarena_client import PY
+
+pytestmark = pytest.mark.docker
+TOKEN = "test-token-0123456789"
+SECOND = 2  # instance 2 runs the forum only
+MUTABLE = ["shopping", "shopping_admin", "reddit", "gitlab"]
+
+
+@pytest.fixture(scope="module")
+def second(engine):
+    t = resolve_target("mini", host="127.0.0.1", instance=SECOND)
+    lifecycle.down(t, engine)
+    lifecycle.up(t, t.stack.select(["reddit"]), engine, Reporter())
+    yield t
+    lifecycle.down(t, engine)
+
+
+@pytest.fixture
+def server(mini, second, engine):
+    log = io.StringIO()
+    pool = Pool([mini, second], engine, sites={0: MUTABLE, SECOND: ["reddit"]})
+    srv = make_server(pool, TOKEN, ("127.0.0.1", 0), reset_wait=30, log=log)
+    th = threading.Thread(target=serve, args=(srv, 0.1), daemon=True)
+    th.start()
+    srv.base = srv.public_base
+    srv.logbuf = log
+    yield srv
+    srv.shutdown()
+    th.join(10)
+    for n in pool.slots:  # leave no reset running into the next test
+        pool.wait(n, 120)
+
+
+def auth():
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+def test_instances_are_isolated_and_listed(mini, second):
+    # Instance 2's forum: its own container, network, port (9999 + 200) and base URL.
+    assert second.url(second.stack.sites["reddit"]) == "http://127.0.0.1:10199"
+    r = requests.get("http://127.0.0.1:10199/", timeout=30, allow_redirects=False)
+    assert r.status_code == 200
+    r = CliRunner().invoke(main, ["instances", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = {x["instance"]: x for x in json.loads(r.stdout)["instances"]}
+    assert rows[SECOND]["containers"] == ["i2-forum"] and rows[SECOND]["healthy"]
+    assert rows[0]["healthy"] and len(rows[0]["sites"]) == 7
+    # A post on instance 2 is not on instance 0.
+    url = postmill.create_post("http://127.0.0.1:10199", "sitectl_trusted", "sitectl1234", "books", "only on i2")
+    assert postmill.post_exists("http://127.0.0.1:10199", url)
+    assert not postmill.post_exists("http://127.0.0.1:9999", url.replace("10199", "9999"))
+    assert CliRunner().invoke(main, ["reset", "--instance", str(SECOND), "reddit"]).exit_code == 0
+    assert not postmill.post_exists("http://127.0.0.1:10199", url)
+
+
+def test_tokens_are_required_and_never_logged(server):
+    b = server.base
+    assert requests.get(f"{b}/reset", timeout=10).status_code == 401
+    assert requests.get(f"{b}/t/wrong-token/reset", timeout=10).status_code == 401
+    assert requests.get(f"{b}/reset", headers={"Authorization": "Bearer nope"}, timeout=10).status_code == 401
+    assert requests.post(f"{b}/api/leases", json={"client": "x"}, timeout=10).status_code == 401
+    assert requests.delete(f"{b}/api/leases/abc", timeout=10).status_code == 401
+    assert requests.get(f"{b}/status", timeout=10).text in ("Ready for duty!", "Reset ongoing")  # read-only: open
+    assert requests.get(f"{b}/t/{TOKEN}/i/{SECOND}/reset", timeout=60).status_code == 200
+    assert TOKEN not in server.logbuf.getvalue() and "/t/***/i/2/reset" in server.logbuf.getvalue()
+
+
+def test_reset_during_reset_answers_418_and_starts_nothing(server):
+    pool = server.pool
+    server.reset_wait = 0  # answer at once, while the reset runs
+    before = pool.slot(0).resets
+    first = requests.get(f"{server.base}/t/{TOKEN}/reset", timeout=30)
+    second = requests.get(f"{server.base}/t/{TOKEN}/reset", timeout=30)
+    assert (first.status_code, second.status_code) == (200, 418), (first.text, second.text)
+    assert requests.get(f"{server.base}/status", timeout=10).text == "Reset ongoing"
+    assert pool.wait(0, 120)
+    assert pool.slot(0).resets == before + 1 and pool.slot(0).last_reset["ok"], pool.slot(0).last_reset
+    assert requests.get(f"{server.base}/status", timeout=10).text == "Ready for duty!"
+
+
+def test_failed_reset_reports_500_then_recovers(server, engine, second):
+    import socket
+
+    name = second.container(second.stack.sites["reddit"])
+    # A stopped container: the reset escalates (delta, full, re-create) and the site is back.
+    engine.docker.container.stop(name)
+    assert requests.get(f"{server.base}/t/{TOKEN}/i/{SECOND}/reset", timeout=300).status_code == 200
+    assert requests.get(f"{server.base}/i/{SECOND}/status", timeout=10).text == "Ready for duty!"
+    assert server.pool.slot(SECOND).last_reset["result"]["sites"][0]["method"] == "recreate"
+    # A real failure no layer can fix: stopped, and its host port taken by someone else.
+    engine.docker.container.stop(name)
+    blocker = socket.socket()
+    blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    blocker.bind(("127.0.0.1", 10199))
+    blocker.listen(1)
+    try:
+        assert requests.get(f"{server.base}/t/{TOKEN}/i/{SECOND}/reset", timeout=300).status_code == 200
+        st = requests.get(f"{server.base}/i/{SECOND}/status", timeout=10)
+        assert st.status_code == 500 and st.text.startswith("Reset failed") and "10199" in st.text, st.text
+        granted = []
+        for _ in range(2):  # the failed instance is never leased
+            r = requests.post(f"{server.base}/api/leases", json={"client": "c"}, headers=auth(), timeout=10)
+            granted.append(r.json().get("instance"))
+        assert SECOND not in granted
+    finally:
+        blocker.close()
+    assert requests.get(f"{server.base}/t/{TOKEN}/i/{SECOND}/reset", timeout=300).status_code == 200
+    assert requests.get(f"{server.base}/i/{SECOND}/status", timeout=10).text == "Ready for duty!"
+
+
+def test_two_clients_leasing_at_once_never_share_an_instance(server):
+    results, barrier = [], threading.Barrier(3)
+
+    def client(i):
+        barrier.wait()
+        r = requests.post(f"{server.base}/api/leases", json={"client": f"c{i}", "ttl": 120}, headers=auth(), timeout=30)
+        results.append((r.status_code, r.json()))
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    granted = [b for code, b in results if code == 200]
+    assert sorted(b["instance"] for b in granted) == [0, SECOND]
+    assert [code for code, _ in results].count(503) == 1
+    mine = next(b for b in granted if b["instance"] == SECOND)
+    assert mine["env"]["REDDIT"] == "http://127.0.0.1:10199"
+    assert mine["browsergym_env"]["WA_FULL_RESET"].endswith(f"/t/{TOKEN}/i/{SECOND}")
+    # Heartbeat keeps it; release resets the instance before it is leased again.
+    assert requests.post(f"{server.base}/api/leases/{mine['lease']}/heartbeat", headers=auth(), timeout=10).status_code == 200
+    url = postmill.create_post("http://127.0.0.1:10199", "sitectl_trusted", "sitectl1234", "books", "leased work")
+    r = requests.delete(f"{server.base}/api/leases/{mine['lease']}", headers=auth(), timeout=10)
+    assert r.status_code == 200 and r.json()["state"] == "resetting"
+    assert requests.post(f"{server.base}/api/leases/{mine['lease']}/heartbeat", headers=auth(), timeout=10).status_code == 404
+    assert server.pool.wait(SECOND, 120) and not postmill.post_exists("http://127.0.0.1:10199", url)
+    again = requests.post(f"{server.base}/api/leases", json={"client": "next"}, headers=auth(), timeout=10)
+    assert again.status_code == 200 and again.json()["instance"] == SECOND
+
+
+def test_missed_heartbeat_resets_and_returns_the_instance(server):
+    pool = server.pool  # its reaper runs every 0.1 s (fixture)
+    r = requests.post(f"{server.base}/api/leases", json={"client": "sleepy", "ttl": 0.5}, headers=auth(), timeout=10)
+    lease = r.json()
+    url = postmill.create_post(lease["urls"]["reddit"], "sitectl_trusted", "sitectl1234", "books", "abandoned work")
+    assert wait_until(lambda: pool.slot(lease["instance"]).lease is None, 10)
+    assert pool.wait(lease["instance"], 120)
+    assert "missed heartbeat of sleepy" in pool.slot(lease["instance"]).last_reset["reason"]
+    assert not postmill.post_exists(lease["urls"]["reddit"], url)
+    assert requests.post(f"{server.base}/api/leases/{lease['lease']}/heartbeat", headers=auth(), timeout=10).status_code == 404
+
+
+def test_json_reset_and_status(server):
+    r = requests.post(f"{server.base}/api/reset", json={"instance": SECOND, "sites": ["reddit"]}, headers=auth(), timeout=120)
+    assert r.status_code == 200 and r.json()["ok"] and r.json()["result"]["sites"][0]["site"] == "reddit"
+    assert requests.post(f"{server.base}/api/reset", json={"instance": "x"}, headers=auth(), timeout=10).status_code == 400
+    assert requests.post(f"{server.base}/api/reset", json={"instance": 0, "sites": ["nope"]}, headers=auth(),
+                         timeout=10).status_code == 400
+    assert requests.post(f"{server.base}/api/reset", data="[1", headers=auth(), timeout=10).status_code == 400
+    st = requests.get(f"{server.base}/api/status", timeout=60).json()
+    rows = {x["instance"]: x for x in st["instances"]}
+    assert rows[SECOND]["last_reset"]["ok"] and rows[SECOND]["sites"]["reddit"]["healthy"]
+    assert rows[0]["urls"]["shopping"] == "http://127.0.0.1:7770"
+
+
+def test_browsergym_client_resets_through_the_server(server, mini):
+    assert PY.exists()
+    url = postmill.create_post("http://127.0.0.1:9999", "sitectl_trusted", "sitectl1234", "books", "before full_reset")
+    # NLTK_DATA: the punkt_tab `make webarena-client` trains (browsergym.webarena needs one on import).
+    env = {**os.environ, **env_vars(mini, "browsergym"), "WA_FULL_RESET": f"{server.base}/t/{TOKEN}",
+           "NLTK_DATA": str(PY.parents[2] / ".cache/nltk_data")}
+    code = ("import logging, time\nlogging.basicConfig(level=logging.INFO)\n"
+            "from browsergym.webarena.instance import WebArenaInstance\n"
+            "inst = WebArenaInstance()\nt0 = time.time()\ninst.full_reset()\ninst.check_status()\n"
+            "print('full_reset done in %.1f s' % (time.time() - t0))\n")
+    p = subprocess.run([str(PY), "-c", code], env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "full_reset done" in p.stdout and "Reset started" in p.stderr
+    assert not postmill.post_exists("http://127.0.0.1:9999", url)
+    assert server.pool.slot(0).last_reset["reason"] == "GET /reset"
+
+
+def test_sitectl_serve_command(mini, tmp_path):
+    import socket
+    import stat
+
+    from sitectl.server import wait_until
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    tok = tmp_path / "token"
+    sitectl = str(PY.parents[2] / ".venv/bin/sitectl")
+    p = subprocess.Popen([sitectl, "serve", "--bind", f"127.0.0.1:{port}", "--token-file", str(tok),
+                          "--no-initial-reset"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def ready():
+            try:
+                return requests.get(f"http://127.0.0.1:{port}/status", timeout=2).text == "Ready for duty!"
+            except requests.ConnectionError:
+                return False
+        assert wait_until(ready, 60), p.stderr.read() if p.poll() is not None else "no answer"
+        assert stat.S_IMODE(tok.stat().st_mode) == 0o600
+        token = tok.read_text().strip()
+        assert len(token) >= 32
+        assert requests.get(f"http://127.0.0.1:{port}/reset", timeout=10).status_code == 401
+        assert requests.get(f"http://127.0.0.1:{port}/t/{token}/reset", timeout=120).status_code == 200
+    finally:
+        p.terminate()
+        _, err = p.communicate(timeout=30)
+    assert token not in err and f"WA_FULL_RESET=http://127.0.0.1:{port}/t/$(cat {tok})" in err
+    # Bad input: an address without a port, and a token file others can read.
+    r = CliRunner().invoke(main, ["serve", "--bind", "127.0.0.1"])
+    assert r.exit_code == 2 and "ADDRESS:PORT" in r.output
+    tok.chmod(0o644)
+    r = CliRunner().invoke(main, ["serve", "--bind", f"127.0.0.1:{port}", "--token-file", str(tok)])
+    assert r.exit_code == 2 and "readable by others" in r.output
