@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -290,8 +291,10 @@ def instances(target: Target, as_json: bool, no_health):
 @click.option("--reset-wait", type=click.FloatRange(0, 600), default=30.0, show_default=True,
               help="Seconds GET /reset waits for the reset to finish before answering 200.")
 @click.option("--no-initial-reset", is_flag=True, help="Do not reset every instance when the server starts.")
+@click.option("--public-url", default=None,
+              help="Base URL clients reach the server at, for the reset URLs leases hand out (default: http://BIND).")
 @target_options
-def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait, no_initial_reset):
+def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait, no_initial_reset, public_url):
     """Serve resets over HTTP: BrowserGym's /reset and /status, and a JSON API with leases.
 
     Mutating requests need the token (Authorization: Bearer, or a /t/<token>/ path prefix:
@@ -320,7 +323,7 @@ def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait
                for n, t in zip(nums, targets)}
     pool = Pool(targets, eng, sites=running)
     try:
-        srv = srvmod.make_server(pool, token, (host, int(port)), reset_wait)
+        srv = srvmod.make_server(pool, token, (host, int(port)), reset_wait, public_url=public_url)
     except OSError as e:
         raise UsageError(f"--bind {bind}: {e.strerror or e}") from None
     if not no_initial_reset:
@@ -355,8 +358,9 @@ def read_or_make_token(path: Path) -> str:
         raise UsageError(f"{path}: cannot read the token file: {e.strerror}") from None
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise UsageError(f"{path}: the token file is readable by others; chmod 600 it")
-    if not token or any(c.isspace() or c == "/" for c in token):
-        raise UsageError(f"{path}: the token file holds no usable token (one word, no '/' or spaces)")
+    if not re.fullmatch(r"[A-Za-z0-9_-]{16,200}", token):
+        raise UsageError(f"{path}: the token file holds no usable token (16 or more of A-Z a-z 0-9 _ -; "
+                         "it goes into URLs)")
     return token
 
 

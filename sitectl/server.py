@@ -11,16 +11,19 @@ Two faces on one port (stdlib ``ThreadingHTTPServer``, one thread per request):
   the client needs no change, ``/reset`` answers only once the reset is done or ``reset_wait``
   seconds passed (BrowserGym polls ``/status`` every 20 s; a reset takes about a second).
 * **JSON API**: ``GET /api/status`` (per instance: state, lease, last reset, per-site health);
-  ``POST /api/reset`` ``{"instance", "sites", "full"}`` (waits; 409 when one runs);
-  ``POST /api/leases`` ``{"client", "ttl"}`` (200 with the instance's URLs, WebArena and
-  BrowserGym variables and its own ``WA_FULL_RESET``; 503 when none is free);
+  ``POST /api/reset`` ``{"instance", "sites", "full"}`` (waits; 409 when one runs or the
+  instance is leased); ``POST /api/leases`` ``{"client", "ttl"}`` (200 with the instance's URLs,
+  WebArena and BrowserGym variables and its own ``WA_FULL_RESET``; 503 when none is free);
   ``POST /api/leases/<id>/heartbeat``; ``DELETE /api/leases/<id>`` (release: the instance is
   reset before it is leased again).
 
-Every request that changes something needs the token: ``Authorization: Bearer <token>`` or
-the path prefix ``/t/<token>/`` (so ``WA_FULL_RESET=http://host:port/t/<token>`` works with
-BrowserGym's unmodified client). Tokens are compared in constant time
-(``hmac.compare_digest``) and never logged: logged paths show ``/t/***/``.
+Every request that changes something, and the status API, needs the token:
+``Authorization: Bearer <token>`` or the path prefix ``/t/<token>/`` (so
+``WA_FULL_RESET=http://host:port/t/<token>`` works with BrowserGym's unmodified client). A
+lease's holder resets and polls its own instance at ``/l/<lease id>/reset`` and ``/status``
+(the lease id is its credential: the server token is never handed out), and a leased instance
+is reset only through its lease. Tokens are compared in constant time (``hmac.compare_digest``)
+and never logged: logged paths show ``/t/***/`` and ``/l/***/``.
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ READY = "Ready for duty!"
 ONGOING = "Reset ongoing"
 _TOKEN_PATH = re.compile(r"^/t/([^/]+)(/.*)$")
 _INSTANCE_PATH = re.compile(r"^/i/(\d{1,2})(/(?:reset|status))$")
+_LEASE_PATH = re.compile(r"^/l/([A-Za-z0-9_-]{1,64})(/(?:reset|status))$")
 MAX_BODY = 64 * 1024
 
 
@@ -54,8 +58,10 @@ class ResetServer(ThreadingHTTPServer):
 
 
 def make_server(pool: Pool, token: str, bind: tuple[str, int] = ("127.0.0.1", 7565), reset_wait: float = 30.0,
-                log=sys.stderr) -> ResetServer:
-    """Build (not start) the server on ``bind``; ``serve_forever()`` runs it.
+                log=sys.stderr, public_url: str | None = None) -> ResetServer:
+    """Build (not start) the server on ``bind``; ``serve_forever()`` runs it. ``public_url``
+    is the base URL clients reach it at (default: ``http://<bind address>:<port>``), used in the
+    reset URLs a lease hands out.
 
     Raises:
         ValueError: an empty token.
@@ -66,21 +72,24 @@ def make_server(pool: Pool, token: str, bind: tuple[str, int] = ("127.0.0.1", 75
     srv = ResetServer(bind, Handler)
     srv.pool, srv.token, srv.reset_wait, srv.log = pool, token, reset_wait, log
     host, port = srv.server_address[:2]
-    srv.public_base = f"http://{host}:{port}"
+    srv.public_base = (public_url or f"http://{host}:{port}").rstrip("/")
     return srv
 
 
 class Handler(BaseHTTPRequestHandler):
     server: ResetServer
     protocol_version = "HTTP/1.1"
+    timeout = 30  # an idle keep-alive connection does not hold a thread forever
 
     # -- plumbing ----------------------------------------------------------------------------
     def log_message(self, fmt, *args):  # the token must never reach a log
         if self.server.log is not None:
-            line = re.sub(r"/t/[^/\s]+", "/t/***", fmt % args)
+            line = re.sub(r"/([tl])/[^/\s]+", r"/\1/***", fmt % args)
             self.server.log.write(f"[serve] {self.address_string()} {line}\n")
 
     def _send(self, code: int, body, content_type: str | None = None) -> None:
+        if not getattr(self, "_body_read", False) and self.headers.get("Content-Length", "0").strip() not in ("", "0"):
+            self.close_connection = True  # an unread body must not be parsed as the next request
         if isinstance(body, (dict, list)):
             data, content_type = json.dumps(body, default=str).encode(), "application/json"
         else:
@@ -106,10 +115,14 @@ class Handler(BaseHTTPRequestHandler):
         return path, ok
 
     def _json_body(self) -> dict:
-        n = int(self.headers.get("Content-Length") or 0)
-        if n > MAX_BODY:
-            raise ValueError(f"body over {MAX_BODY} bytes")
+        try:
+            n = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise ValueError("bad Content-Length") from None
+        if n < 0 or n > MAX_BODY:
+            raise ValueError(f"Content-Length must be 0 to {MAX_BODY} bytes")
         raw = self.rfile.read(n) if n else b""
+        self._body_read = True
         if not raw.strip():
             return {}
         data = json.loads(raw)
@@ -121,18 +134,34 @@ class Handler(BaseHTTPRequestHandler):
         self._send(401, {"error": "a valid token is required (Authorization: Bearer <token>, or /t/<token>/ in the path)"})
 
     # -- methods -------------------------------------------------------------------------------
+    def _leased_elsewhere(self, inst: int, lease_id: str | None) -> str | None:
+        held = self.server.pool.leased(inst)
+        if held is not None and held.id != lease_id:
+            return f"instance {inst} is leased by {held.client}; its holder resets it through the lease"
+        return None
+
     def do_GET(self):
         path, authed = self._route()
         pool = self.server.pool
-        inst, sub = pool.default_instance, path
+        inst, sub, lease_id = pool.default_instance, path, None
         m = _INSTANCE_PATH.match(path)
+        lm = _LEASE_PATH.match(path)
         if m:
             inst, sub = int(m.group(1)), m.group(2)
             if inst not in pool.slots:
                 return self._send(404, f"instance {inst} is not in this pool")
+        elif lm:
+            try:
+                lease = pool.lease(lm.group(1))
+            except LeaseError:
+                return self._send(404, "unknown or ended lease")
+            inst, sub, lease_id, authed = lease.instance, lm.group(2), lease.id, True
         if sub == "/reset":
             if not authed:
                 return self._deny()
+            busy = self._leased_elsewhere(inst, lease_id)
+            if busy:
+                return self._send(409, busy)
             if not pool.start_reset(inst, reason="GET /reset"):
                 return self._send(418, "Reset already running")
             pool.wait(inst, self.server.reset_wait)
@@ -145,6 +174,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(500, f"Reset failed: {slot.error}")
             return self._send(200, READY)
         if path == "/api/status":
+            if not authed:
+                return self._deny()
             return self._send(200, pool.status(health=True))
         return self._send(404, {"error": f"no such endpoint: GET {path}"})
 
@@ -167,9 +198,14 @@ class Handler(BaseHTTPRequestHandler):
                     return self._send(400, {"error": "'sites' is a list of site names"})
                 if sites:
                     pool.slot(inst).target.stack.select(sites)  # unknown names: UsageError below
+                busy = self._leased_elsewhere(inst, None)
+                if busy:
+                    return self._send(409, {"error": busy})
                 res = pool.reset_now(inst, sites, bool(body.get("full", False)))
                 if res is None:
                     return self._send(409, {"error": f"a reset of instance {inst} is already running"})
+                if res.get("running"):
+                    return self._send(504, res)
                 return self._send(200 if res["ok"] else 500, res)
             if path == "/api/leases":
                 ttl = body.get("ttl", 60)
@@ -206,7 +242,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _lease_body(self, lease) -> dict:
         t = self.server.pool.slot(lease.instance).target
-        reset_base = f"{self.server.public_base}/t/{self.server.token}/i/{lease.instance}"
+        reset_base = f"{self.server.public_base}/l/{lease.id}"
         bg = env_vars(t, "browsergym")
         bg["WA_FULL_RESET"] = reset_base
         return {**lease.as_dict(self.server.pool.clock()), "urls": t.urls(), "env": env_vars(t, "webarena"),

@@ -85,6 +85,13 @@ def test_tokens_are_required_and_never_logged(server):
     assert requests.get(f"{b}/reset", headers={"Authorization": "Bearer nope"}, timeout=10).status_code == 401
     assert requests.post(f"{b}/api/leases", json={"client": "x"}, timeout=10).status_code == 401
     assert requests.delete(f"{b}/api/leases/abc", timeout=10).status_code == 401
+    assert requests.get(f"{b}/api/status", timeout=10).status_code == 401
+    import socket
+
+    with socket.create_connection(server.server_address[:2], timeout=10) as c:  # a negative body length
+        c.sendall(f"POST /api/reset HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+                  "Content-Length: -1\r\n\r\n".encode())
+        assert c.recv(100).startswith(b"HTTP/1.1 400")
     assert requests.get(f"{b}/status", timeout=10).text in ("Ready for duty!", "Reset ongoing")  # read-only: open
     assert requests.get(f"{b}/t/{TOKEN}/i/{SECOND}/reset", timeout=60).status_code == 200
     assert TOKEN not in server.logbuf.getvalue() and "/t/***/i/2/reset" in server.logbuf.getvalue()
@@ -151,7 +158,15 @@ def test_two_clients_leasing_at_once_never_share_an_instance(server):
     assert [code for code, _ in results].count(503) == 1
     mine = next(b for b in granted if b["instance"] == SECOND)
     assert mine["env"]["REDDIT"] == "http://127.0.0.1:10199"
-    assert mine["browsergym_env"]["WA_FULL_RESET"].endswith(f"/t/{TOKEN}/i/{SECOND}")
+    # The holder resets its instance through its lease; the server token is never handed out,
+    # and no one else resets a leased instance.
+    assert all(TOKEN not in json.dumps(b) for b in granted)
+    assert mine["browsergym_env"]["WA_FULL_RESET"] == f"{server.base}/l/{mine['lease']}"
+    assert requests.get(f"{server.base}/t/{TOKEN}/i/{SECOND}/reset", timeout=30).status_code == 409
+    assert requests.post(f"{server.base}/api/reset", json={"instance": SECOND}, headers=auth(), timeout=30).status_code == 409
+    assert requests.get(f"{mine['reset_url']}/reset", timeout=120).status_code == 200
+    assert requests.get(f"{mine['reset_url']}/status", timeout=10).text == "Ready for duty!"
+    assert "/l/***/reset" in server.logbuf.getvalue() and mine["lease"] not in server.logbuf.getvalue()
     # Heartbeat keeps it; release resets the instance before it is leased again.
     assert requests.post(f"{server.base}/api/leases/{mine['lease']}/heartbeat", headers=auth(), timeout=10).status_code == 200
     url = postmill.create_post("http://127.0.0.1:10199", "sitectl_trusted", "sitectl1234", "books", "leased work")
@@ -182,7 +197,7 @@ def test_json_reset_and_status(server):
     assert requests.post(f"{server.base}/api/reset", json={"instance": 0, "sites": ["nope"]}, headers=auth(),
                          timeout=10).status_code == 400
     assert requests.post(f"{server.base}/api/reset", data="[1", headers=auth(), timeout=10).status_code == 400
-    st = requests.get(f"{server.base}/api/status", timeout=60).json()
+    st = requests.get(f"{server.base}/api/status", headers=auth(), timeout=60).json()
     rows = {x["instance"]: x for x in st["instances"]}
     assert rows[SECOND]["last_reset"]["ok"] and rows[SECOND]["sites"]["reddit"]["healthy"]
     assert rows[0]["urls"]["shopping"] == "http://127.0.0.1:7770"

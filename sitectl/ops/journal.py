@@ -3,10 +3,10 @@
 **Lock.** Every operation that changes an instance's state (reset, snapshot create, restore,
 delete, import, re-create) holds ``<snapshots dir>/i<N>/instance.lock`` (``filelock``: an
 ``flock`` the kernel drops when the process dies, SIGKILL included). A second process waits for
-it, or with ``wait=False`` fails at once with :class:`InstanceBusy` naming the holder. Within
-one process the lock is re-entrant across threads (a reset's escalation re-snapshots under the
-reset's own lock); callers in one process must not run two changes of one instance at once
-(the reset server's pool never does).
+it, or with ``wait=False`` fails at once with :class:`InstanceBusy` naming the holder. Threads
+exclude each other the same way (each holds the lock through its own open file); the thread
+holding it may take it again (re-entrant). Only top-level operations take it; the helpers
+they run in worker threads (a site's re-create, the manifest bookkeeping) do not.
 
 **Journal.** Before a reset touches anything it writes ``<snapshots dir>/i<N>/journal.json``
 (``{"op": "reset", "sites", "snapshot", "pid", "started"}``, atomically) and removes it only
@@ -49,8 +49,8 @@ def _lock_for(path: Path) -> FileLock:
     with _guard:
         lock = _locks.get(str(path))
         if lock is None:
-            # thread_local=False: one re-entrant lock per process, shared by its threads.
-            lock = _locks[str(path)] = FileLock(str(path), thread_local=False)
+            # thread_local (the default): re-entrant in its thread, exclusive against other threads.
+            lock = _locks[str(path)] = FileLock(str(path))
         return lock
 
 
@@ -120,7 +120,7 @@ def read_journal(target: Target) -> dict | None:
     except (OSError, ValueError):
         pass
     return {"op": "reset", "sites": [s.name for s in target.stack.sites.values() if s.mutable],
-            "snapshot": "golden", "unreadable": True}
+            "snapshot": "golden", "unreadable": True}  # recover() keeps only the sites that run
 
 
 def clear_journal(target: Target) -> None:

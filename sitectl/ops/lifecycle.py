@@ -295,7 +295,15 @@ def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = Q
         The first error of any site, after the other sites finished their own bring-up
         (a failed site's container is left for ``sitectl status`` and its logs).
     """
+    from sitectl.ops.journal import instance_lock
+
     engine.ping()
+    with instance_lock(target, "up"):
+        return _up(target, sites, engine, reporter, build, recreate)
+
+
+def _up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter, build: bool,
+        recreate: bool) -> list[SiteUp]:
     ensure_images(target, sites, engine, reporter, build=build)
     engine.ensure_network(target.network, target.labels())
     results: dict[str, SiteUp] = {}
@@ -347,7 +355,16 @@ def down(target: Target, engine: Engine, volumes: bool = False, reporter: Report
     Returns:
         The names of the containers removed.
     """
+    from sitectl.ops.journal import clear_journal, instance_lock
+
     engine.ping()
+    with instance_lock(target, "down"):
+        removed = _down(target, engine, volumes, reporter)
+        clear_journal(target)  # nothing is left to roll forward
+    return removed
+
+
+def _down(target: Target, engine: Engine, volumes: bool, reporter: Reporter) -> list[str]:
     removed = []
     for c in engine.containers({"sitectl.instance": str(target.instance)}):
         reporter.step(c.labels.get("sitectl.site", c.name), f"removing {c.name}")

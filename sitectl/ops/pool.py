@@ -61,7 +61,13 @@ class Slot:
     error: str = ""
     last_reset: dict | None = None
     resets: int = 0
+    #: A reset asked for while one runs (a lease ended meanwhile): run once more when it ends.
+    again: bool = False
     done: threading.Event = field(default_factory=threading.Event)
+
+
+#: Seconds a pool reset waits for the instance lock held by another process.
+LOCK_WAIT = 600.0
 
 
 class LeaseError(SitectlError):
@@ -77,7 +83,8 @@ def default_reset(target: Target, sites: list[str] | None, full: bool, engine: E
     from sitectl.ops import snapshots
 
     chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
-    rows = snapshots.reset(target, chosen, engine, full=full)
+    # A bounded wait for the instance lock: a stuck holder fails this reset instead of the pool.
+    rows = snapshots.reset(target, chosen, engine, full=full, wait=LOCK_WAIT)
     touched = [target.stack.sites[r.site] for r in rows if r.method != "none"]
     logins = loginmod.refresh_after_reset(target, touched) if touched else []
     return {"sites": [r.as_dict() for r in rows], "logins": logins}
@@ -132,13 +139,22 @@ class Pool:
         (nothing is started then)."""
         slot = self.slot(instance)
         with self._lock:
-            if slot.state == "resetting":
+            if not self._begin(slot):
                 return False
-            slot.state, slot.error = "resetting", ""
-            slot.done.clear()
-        threading.Thread(target=self._run_reset, args=(slot, sites, full, reason), daemon=True,
-                         name=f"reset-i{instance}").start()
+        self._spawn(slot, sites, full, reason)
         return True
+
+    def _begin(self, slot: Slot) -> bool:
+        """Mark ``slot`` resetting (caller holds ``_lock``); False if a reset already runs."""
+        if slot.state == "resetting":
+            return False
+        slot.state, slot.error = "resetting", ""
+        slot.done.clear()
+        return True
+
+    def _spawn(self, slot: Slot, sites, full, reason) -> None:
+        threading.Thread(target=self._run_reset, args=(slot, sites, full, reason), daemon=True,
+                         name=f"reset-i{slot.target.instance}").start()
 
     def _run_reset(self, slot: Slot, sites, full, reason) -> None:
         t0, started = self.clock(), time.time()
@@ -151,6 +167,10 @@ class Pool:
             slot.resets += 1
             slot.last_reset = {"at": started, "seconds": round(self.clock() - t0, 3), "ok": ok, "reason": reason,
                                "error": err, "result": res}
+            if slot.again:  # a lease ended while this reset ran: its changes need one more
+                slot.again = False
+                self._spawn(slot, None, False, "lease ended during a reset")
+                return
             slot.state = "idle" if ok else "failed"
             slot.error = err
             slot.done.set()
@@ -166,7 +186,8 @@ class Pool:
         nothing new is started). Returns the slot's ``last_reset``."""
         if not self.start_reset(instance, sites, full, reason="api"):
             return None
-        self.wait(instance, timeout)
+        if not self.wait(instance, timeout):
+            return {"ok": False, "error": f"still running after {timeout:g} s", "running": True}
         return self.slot(instance).last_reset
 
     # -- leases ----------------------------------------------------------------------------
@@ -191,6 +212,20 @@ class Pool:
             raise LeaseError("unknown or expired lease")
         return lease
 
+    def lease(self, lease_id: str) -> Lease:
+        """The live lease ``lease_id``.
+
+        Raises:
+            LeaseError: unknown or ended.
+        """
+        with self._lock:
+            return self._lease(lease_id)
+
+    def leased(self, instance: int) -> Lease | None:
+        """The lease holding ``instance``, if any."""
+        with self._lock:
+            return self.slot(instance).lease
+
     def heartbeat(self, lease_id: str) -> Lease:
         """Extend a lease by its ttl from now.
 
@@ -207,8 +242,19 @@ class Pool:
         with self._lock:
             lease = self._lease(lease_id)
             self._drop(lease)
-        self.start_reset(lease.instance, reason=f"release of {lease.client}")
+            spawn = self._end(self.slots[lease.instance])
+        if spawn:
+            self._spawn(self.slots[lease.instance], None, False, f"release of {lease.client}")
         return lease.instance
+
+    def _end(self, slot: Slot) -> bool:
+        """A lease of ``slot`` ended (caller holds ``_lock``): it is resetting from now on, so no
+        one can lease it in between. True when the caller must start the reset; False when
+        one runs already (then it runs once more when that one ends)."""
+        if self._begin(slot):
+            return True
+        slot.again = True
+        return False
 
     def _drop(self, lease: Lease) -> None:
         self._leases.pop(lease.id, None)
@@ -221,10 +267,13 @@ class Pool:
         now = self.clock()
         with self._lock:
             late = [lease for lease in self._leases.values() if lease.expires < now]
+            spawn = []
             for lease in late:
                 self._drop(lease)
-        for lease in late:
-            self.start_reset(lease.instance, reason=f"missed heartbeat of {lease.client}")
+                if self._end(self.slots[lease.instance]):
+                    spawn.append(lease)
+        for lease in spawn:
+            self._spawn(self.slots[lease.instance], None, False, f"missed heartbeat of {lease.client}")
         return late
 
     def run_reaper(self, every: float = 1.0) -> threading.Thread:

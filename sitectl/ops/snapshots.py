@@ -69,7 +69,10 @@ def _write_manifest(target: Target, name: str, data: dict) -> None:
     p = manifest_path(target, name)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".manifest.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    with open(tmp, "w") as f:
+        f.write(json.dumps(data, indent=1, sort_keys=True))
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, p)  # atomic: a reader sees the old or the new manifest, never half
 
 
@@ -94,8 +97,9 @@ def list_snapshots(target: Target) -> list[dict]:
 def forget_sites(target: Target, site_names: list[str], keep: str | None = None) -> None:
     """Remove ``site_names`` from every manifest of the instance (their containers, and with
     them the in-container copies, are gone); a manifest left with no site is removed.
-    ``keep`` names a snapshot to leave alone (the golden one a re-create takes again)."""
-    with instance_lock(target, "forget sites"), _MANIFESTS:
+    ``keep`` names a snapshot to leave alone (the golden one a re-create takes again). The
+    caller holds the instance lock (``up``, ``down``, a reset's re-create)."""
+    with _MANIFESTS:
         _forget_sites(target, site_names, keep)
 
 
@@ -163,8 +167,13 @@ def _create(target: Target, name: str, sites: list[Site], engine: Engine, report
     with _MANIFESTS:
         old = manifest_path(target, name)
         if old.is_file():
-            # A snapshot of some sites keeps the other sites' entries of the same name.
-            prev = json.loads(old.read_text()).get("sites", {})
+            # A snapshot of some sites keeps the other sites' entries of the same name (an
+            # unreadable old manifest keeps none).
+            try:
+                prev = json.loads(old.read_text()).get("sites", {})
+                prev = prev if isinstance(prev, dict) else {}
+            except (OSError, ValueError, AttributeError):
+                prev = {}
             manifest["sites"] = {**{k: v for k, v in prev.items() if k not in manifest["sites"]}, **manifest["sites"]}
         _write_manifest(target, name, manifest)
     return manifest
@@ -324,7 +333,7 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
         reporter.step(site.name, f"{e}; escalating to re-create")
         res.method = "recreate"
         bring_up(target, site, engine, reporter, recreate=True)
-        create(target, GOLDEN, [site], engine)
+        _create(target, GOLDEN, [site], engine, reporter)  # under the reset's lock (a worker thread)
     res.seconds = round(time.monotonic() - t0, 3)
     return res
 
@@ -352,7 +361,7 @@ def recover(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[
         return []
     snap = pending.get("snapshot") or GOLDEN
     chosen = [target.stack.sites[n] for n in pending["sites"] if n in target.stack.sites]
-    chosen = _stateful(target, chosen)
+    chosen = [s for s in _stateful(target, chosen) if engine.container(target.container(s)) is not None]
     why = (f"recovered an interrupted reset (pid {pending.get('pid', '?')}, started {pending.get('started', '?')}"
            + (", unreadable journal" if pending.get("unreadable") else "") + "): full restore")
     reporter.step("recover", f"{why} of {', '.join(s.name for s in chosen) or 'nothing'}")
