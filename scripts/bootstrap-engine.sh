@@ -13,6 +13,7 @@ MIRROR="${SITECTL_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 LOG_DIR="${SITECTL_LOG_DIR:-/var/log/sitectl}"
 
 log() { printf '[bootstrap] %s\n' "$*" >&2; }
+mkdir -p "$LOG_DIR"  # for dockerd's and debootstrap's logs, whichever branch runs
 
 engine_up() { docker info >/dev/null 2>&1; }
 
@@ -31,7 +32,6 @@ if ! engine_up; then
     apt_install docker.io
   fi
   if ! engine_up; then
-    mkdir -p "$LOG_DIR"
     log "starting dockerd (log: $LOG_DIR/dockerd.log)"
     # setsid: the engine must outlive this script and the caller's process group.
     setsid dockerd >>"$LOG_DIR/dockerd.log" 2>&1 < /dev/null &

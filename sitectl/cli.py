@@ -148,9 +148,13 @@ def reset(target: Target, as_json: bool, sites, full, recreate, no_wait):
         raise UsageError("give --full or --recreate, not both")
     chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
     if recreate:
+        from sitectl.ops import login as loginmod
+
         rows = lifecycle.reset_recreate(target, chosen, Engine(), _reporter(as_json), wait=not no_wait)
+        # The new containers have golden's sessions only: recorded storage states are rebuilt.
+        logins = loginmod.refresh_after_reset(target, chosen, _reporter(as_json))
         if as_json:
-            return {"method": "recreate", "sites": [r.as_dict() for r in rows]}
+            return {"method": "recreate", "sites": [r.as_dict() for r in rows], "logins": logins}
         _print_sites(rows)
         return
     rows = snapshots.reset(target, chosen, Engine(), full=full, reporter=_reporter(as_json), wait=not no_wait)

@@ -5,7 +5,7 @@ Two faces on one port (stdlib ``ThreadingHTTPServer``, one thread per request):
 * **BrowserGym's protocol** (``browsergym-webarena`` ``WebArenaInstance.full_reset``; the
   protocol of gasse/webarena-setup's reset server, research/peers.md §1.3–1.4):
   ``GET /reset`` answers 200 when a reset starts and 418 when one is already running;
-  ``GET /status`` answers 200 ``Ready for duty!`` when idle and healthy, 200 ``Reset ongoing``
+  ``GET /status`` answers 200 ``Ready for duty!`` when no reset runs and the last one succeeded, 200 ``Reset ongoing``
   while a reset runs, and 500 with the error after a failed one. ``/i/<N>/reset`` and
   ``/i/<N>/status`` address instance N; the bare paths the pool's first instance. So that
   the client needs no change, ``/reset`` answers only once the reset is done or ``reset_wait``

@@ -160,8 +160,8 @@ class Target:
     # -- URLs ---------------------------------------------------------------------------
     def host_port(self, site: Site, index: int = 0) -> int:
         """Host port ``index`` of ``site``: as declared for instance 0, plus
-        ``PORT_STEP * instance`` for instance N (WebArena's ports differ pairwise by no
-        multiple of 100, so instances never collide)."""
+        ``PORT_STEP * instance`` for instance N (instances up to :func:`max_instance` never
+        share a port)."""
         return site.host_ports[index] + PORT_STEP * self.instance
 
     def container_port(self, site: Site, index: int = 0) -> int:
@@ -205,6 +205,15 @@ class Target:
         return {name: self.url(s) for name, s in self.stack.sites.items()}
 
 
+def max_instance(stack: Stack) -> int:
+    """The highest instance number whose ports collide with no other instance's: instance N
+    publishes port p + 100·N, so sites whose ports differ by 100·k meet at instance distance k
+    (WebArena's forum 9999 and homepage 4399: k = 56, so instances 0-55). At most 99."""
+    ports = [p for s in stack.sites.values() for p in s.host_ports]
+    gaps = [abs(a - b) // PORT_STEP for a in ports for b in ports if a != b and (a - b) % PORT_STEP == 0]
+    return min([99, *(g - 1 for g in gaps)])
+
+
 def resolve_target(
     stack: str | None = None,
     host: str | None = None,
@@ -243,8 +252,10 @@ def resolve_target(
             "give a host name, e.g. --host localhost"
         )
     inst = instance if instance is not None else int(cfg.get("instance", 0))
-    if inst < 0 or inst > 99:
-        raise UsageError(f"--instance {inst}: give 0 to 99")
+    top = max_instance(st)
+    if inst < 0 or inst > top:
+        raise UsageError(f"--instance {inst}: give 0 to {top} (with this stack's ports, instance "
+                         f"{top + 1} would publish a port of instance 0)")
     seed = seed if seed is not None else int(cfg.get("seed", st.defaults.seed))
     if seed < 0:
         raise UsageError(f"seed {seed}: give 0 or more")

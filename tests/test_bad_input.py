@@ -121,3 +121,11 @@ def test_bad_network_store_entries(tmp_path, store, message):
     code, out = run("plan", "--stack", str(p))
     assert code == 2 and "invalid stack file" in out and message in out, out
     assert "hunter2" not in out
+
+
+def test_instance_numbers_stop_before_ports_collide():
+    # Forum 9999 and homepage 4399 differ by 56 x 100: instance 56's homepage would be instance 0's forum.
+    code, out = run("env", "--instance", "56")
+    assert code == 2 and "give 0 to 55" in out, out
+    code, out = run("env", "--instance", "55", "--json")
+    assert code == 0 and json.loads(out)["REDDIT"] == "http://127.0.0.1:15499"
