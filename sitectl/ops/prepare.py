@@ -19,7 +19,7 @@ from sitectl.engine import Engine
 from sitectl.errors import SitectlError, UsageError
 from sitectl.ops import login as loginmod
 from sitectl.ops import snapshots
-from sitectl.ops.tasks import EVAL_TIME_TOKENS, MULTI_TAB, WEBARENA_ORDER, site_comb_from_state_path
+from sitectl.ops.tasks import EVAL_TIME_TOKENS, MULTI_TAB, WEBARENA_ORDER, site_comb_from_state_path, substitute
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.base import DRIVERS
 from sitectl.target import Target
@@ -49,17 +49,8 @@ def urls_from(target: Target, environ: dict[str, str] | None = None) -> dict[str
     return {s.env_var: target.url(s) for s in target.stack.sites.values()}
 
 
-def substitute(text: str, urls: dict[str, str | None]) -> str:
-    """Replace ``__NAME__`` in WebArena's order; a None value is pasted as ``None``, as a
-    Python f-string in a harness would (the preflight then names it)."""
-    for name in WEBARENA_ORDER:
-        if name in urls:
-            text = text.replace(f"__{name}__", str(urls[name]))
-    return text
-
-
 def substitute_task(task, urls: dict[str, str | None]):
-    """``task`` with :func:`substitute` applied to every string in it (keys stay), so a URL
+    """``task`` with :func:`sitectl.ops.tasks.substitute` applied to every string in it (keys stay), so a URL
     holding quotes or backslashes cannot break the JSON."""
     if isinstance(task, str):
         return substitute(task, urls)

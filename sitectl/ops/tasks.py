@@ -29,11 +29,13 @@ def site_comb_from_state_path(path: str) -> list[str]:
     return PurePosixPath(path).name.rsplit("_", 1)[0].split(".")
 
 
-def substitute(text: str, env: dict[str, str]) -> str:
-    """Replace ``__NAME__`` placeholders in WebArena's order with the stack's base URLs."""
+def substitute(text: str, env: dict[str, str | None]) -> str:
+    """Replace ``__NAME__`` placeholders in WebArena's order with the stack's base URLs; a None
+    value is pasted as ``None``, as a Python f-string in a harness would (``task prepare``'s
+    preflight then names it)."""
     for name in WEBARENA_ORDER:
         if name in env:
-            text = text.replace(f"__{name}__", env[name])
+            text = text.replace(f"__{name}__", str(env[name]))
     return text
 
 
