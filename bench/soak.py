@@ -5,7 +5,8 @@ site's own HTTP (an order, a review, a price change, a forum post, a comment and
 issue, a pushed commit) or adversarial ones made with the site's own database or shell. Then
 `reset` (the delta path, `sitectl.ops.snapshots.reset`, timed) and `verify --deep` of that site
 (full fingerprints against the golden manifest). A mismatch is any store that differs after the
-reset, or a reset that raised. Runs on its own instance (default 3), so it never meets the test
+reset, or a reset that raised. A move whose reset found no store changed is counted under
+moves_that_changed_nothing (a move that tests nothing shows there). Runs on its own instance (default 3), so it never meets the test
 suite's instance 0.
 
 Output JSON: cycles, mismatches (must be 0) with details, and the reset latency over time
@@ -69,7 +70,7 @@ def moves(target, engine, rng) -> list[tuple[str, str, callable]]:
         ("shopping", "sql delete", lambda: sh("shopping", "mysql", "magentodb", "-e",
                                               "DELETE FROM review ORDER BY review_id DESC LIMIT 1")),
         ("shopping_admin", "price", lambda: magento.set_price_rest(admin_origin, "MB29", rng.randint(1, 99), qty=rng.randint(0, 9))),
-        ("shopping_admin", "sql truncate", lambda: sh("shopping_admin", "mysql", "magentodb", "-e", "TRUNCATE TABLE search_query")),
+        ("shopping_admin", "sql truncate", lambda: sh("shopping_admin", "mysql", "magentodb", "-e", "TRUNCATE TABLE sequence_order_1")),
         ("reddit", "post+comment+vote", post_comment_vote),
         ("reddit", "sql update", lambda: sh("reddit", "psql", "-U", "postgres", "-d", "postmill", "-c",
                                             "UPDATE submissions SET net_score = net_score + 1")),
@@ -115,7 +116,7 @@ def main() -> int:
     snapshots.reset(target, target.stack.select(MUTABLE), engine)
     rng = random.Random(a.seed)
     table = moves(target, engine, rng)
-    lat, mismatches, counts, action_errors = [], [], {}, []
+    lat, mismatches, counts, action_errors, unchanged = [], [], {}, [], {}
     t_start = time.time()
     for i in range(a.cycles):
         site, name, act = rng.choice(table)
@@ -129,6 +130,8 @@ def main() -> int:
         try:
             (row,) = snapshots.reset(target, [s], engine)
             lat.append(time.perf_counter() - t0)
+            if not row.changed:  # the move left every store as golden: it tested nothing
+                unchanged[f"{site}/{name}"] = unchanged.get(f"{site}/{name}", 0) + 1
             if row.method == "recreate":
                 mismatches.append({"cycle": i, "move": f"{site}/{name}", "reset": "escalated to re-create",
                                    "escalations": row.escalations})
@@ -148,6 +151,7 @@ def main() -> int:
               "mismatches": len(mismatches), "mismatch_details": mismatches[:20],
               "mutation_errors": len(action_errors), "mutation_error_details": action_errors[:10],
               "moves": dict(sorted(counts.items())),
+              "moves_that_changed_nothing": dict(sorted(unchanged.items())),
               "reset_latency": {"median_s": round(statistics.median(lat), 3),
                                 "p95_s": round(sorted(lat)[max(0, round(0.95 * len(lat)) - 1)], 3),
                                 "max_s": round(max(lat), 3), "slope_ms_per_100_cycles": slope_ms_per_100(lat),

@@ -120,6 +120,22 @@ class Engine:
         self._version = server.version
         return self._version
 
+    def reachable(self) -> bool:
+        """True when the engine answers now (asked every time, unlike :meth:`ping`): a reset
+        uses it to tell a site's fault from the engine going away under it."""
+        try:
+            return getattr(self.docker.version(), "server", None) is not None
+        except DockerException:
+            return False
+
+    def running_execs(self, name: str) -> int:
+        """How many ``docker exec`` processes run in container ``name`` now (its ``ExecIDs``,
+        which the engine lists only while they run); 0 when the container is gone."""
+        try:
+            return len(self.docker.container.inspect(name).exec_ids or [])
+        except NoSuchContainer:
+            return 0
+
     # -- images -------------------------------------------------------------------------
     def image_exists(self, tag: str) -> bool:
         """True when ``tag`` is present locally."""

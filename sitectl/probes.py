@@ -75,6 +75,41 @@ def http_probe(url: str, probe: Probe, timeout: float = 10.0) -> tuple[bool, str
     return True, f"GET {url}: HTTP {r.status_code}"
 
 
+#: A probe that fails is tried this many times in all by ``verify``, :data:`RETRY_GAP` seconds
+#: apart, to tell a site that is down (every try fails) from one whose probe flaps (some pass).
+VERIFY_TRIES = 3
+RETRY_GAP = 0.5
+
+
+def run_probe_checked(target: Target, site: Site, probe: Probe, engine: Engine | None,
+                      tries: int = VERIFY_TRIES, gap: float = RETRY_GAP) -> ProbeOutcome:
+    """Run one probe; when it fails, try it again (``tries`` in all, ``gap`` seconds apart).
+
+    A probe that passes at once passes. A failed one is reported failed either way, and its
+    detail says which: ``failed N of N tries`` (down) or ``flaps: passed K of N tries`` (up and
+    down: a restarting worker, a 502 from a proxy in front), with the last failure and the
+    next step. A flapping site is never reported healthy: whatever an agent does on it may or
+    may not have been served."""
+    import time
+
+    first = run_probe(target, site, probe, engine)
+    if first.ok or tries <= 1:
+        return first
+    outs = [first]
+    for _ in range(tries - 1):
+        time.sleep(gap)
+        outs.append(run_probe(target, site, probe, engine))
+    passed = sum(o.ok for o in outs)
+    last_bad = next(o for o in reversed(outs) if not o.ok)
+    if passed:
+        detail = (f"flaps: passed {passed} of {tries} tries; last failure: {last_bad.detail}; "
+                  f"next step: `docker logs {target.container(site)}`, then `sitectl reset --recreate {site.name}` "
+                  "if it does not settle")
+    else:
+        detail = f"{last_bad.detail} (failed {tries} of {tries} tries, {gap:g} s apart)"
+    return ProbeOutcome(site.name, probe.name, False, detail)
+
+
 def run_probe(target: Target, site: Site, probe: Probe, engine: Engine | None) -> ProbeOutcome:
     """Run one probe once (no retry) and return its outcome; never raises for a failing site."""
     base = target.origin(site) if probe.from_origin else target.url(site)

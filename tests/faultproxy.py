@@ -1,5 +1,5 @@
 """A real HTTP reverse proxy in front of a real site, that misbehaves on purpose: it answers
-502 to the first N requests, or drops the Cookie header of requests to some paths (the site
+502 to the first N requests, or to every other request (a flapping site), or drops the Cookie header of requests to some paths (the site
 then sees a logged-out browser). Used to test how sitectl tells a failing site from an expired
 or unapplied login. Everything behind it is the real replica; only the faults are made here."""
 from __future__ import annotations
@@ -18,13 +18,17 @@ class FaultProxy:
 
     Attributes:
         fail_first: how many requests get 502 before the proxy starts forwarding.
+        flap: every other request gets 502 (the 2nd, 4th, ...), for ever.
         drop_cookies_on: path prefixes whose requests are forwarded without their cookies.
         seen: (method, path, status) of every request, in order.
     """
 
-    def __init__(self, upstream: str, fail_first: int = 0, drop_cookies_on: tuple[str, ...] = ()):
+    def __init__(self, upstream: str, fail_first: int = 0, drop_cookies_on: tuple[str, ...] = (),
+                 flap: bool = False):
         self.upstream = upstream.rstrip("/")
         self.fail_first = fail_first
+        self.flap = flap
+        self.count = 0
         self.drop_cookies_on = drop_cookies_on
         self.seen: list[tuple[str, str, int]] = []
         self._lock = threading.Lock()
@@ -34,8 +38,9 @@ class FaultProxy:
             def _handle(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with proxy._lock:
-                    fail = proxy.fail_first > 0
-                    if fail:
+                    fail = proxy.fail_first > 0 or (proxy.flap and proxy.count % 2 == 1)
+                    proxy.count += 1
+                    if proxy.fail_first > 0:
                         proxy.fail_first -= 1
                 if fail:
                     # Recorded before answering: the client may read `seen` as soon as it has the answer.

@@ -5,7 +5,7 @@ import concurrent.futures
 
 from sitectl.engine import Engine
 from sitectl.errors import VerifyFailed
-from sitectl.probes import ProbeOutcome, probes_of, run_probe
+from sitectl.probes import ProbeOutcome, probes_of, run_probe, run_probe_checked
 from sitectl.stack import Site
 from sitectl.target import Target
 
@@ -36,7 +36,9 @@ def status(target: Target, sites: list[Site], engine: Engine) -> list[dict]:
 
 
 def verify(target: Target, sites: list[Site], engine: Engine, raise_on_failure: bool = True) -> list[ProbeOutcome]:
-    """Deep health of each site: every probe of its health-check file, once.
+    """Deep health of each site: every probe of its health-check file, once; a probe that
+    fails is tried again (:func:`sitectl.probes.run_probe_checked`), so the report tells a site
+    that is down from one whose probe flaps (both fail).
 
     For WebArena's sites that is: the database answers inside the container, the login page
     renders, and a login by HTTP form passes WebArena's logged-in probe (``auto_login.py``).
@@ -51,11 +53,17 @@ def verify(target: Target, sites: list[Site], engine: Engine, raise_on_failure: 
     engine.ping()
 
     def one(site: Site) -> list[ProbeOutcome]:
-        info = engine.container(target.container(site))
-        if info is None or not info.running:
-            state = info.status if info else "missing"
-            return [ProbeOutcome(site.name, "container", False, f"container {target.container(site)} is {state}")]
-        return [run_probe(target, site, p, engine) for p in probes_of(target, site)]
+        cname = target.container(site)
+        info = engine.container(cname)
+        if info is None:
+            return [ProbeOutcome(site.name, "container", False,
+                                 f"container {cname} is missing; next step: `sitectl up {site.name}`")]
+        if not info.running:
+            return [ProbeOutcome(site.name, "container", False,
+                                 f"container {cname} is {info.status} (exit code {info.exit_code}; after an engine "
+                                 f"restart, containers stay stopped); next step: `sitectl up {site.name}` starts it "
+                                 "with its state, then `sitectl reset`")]
+        return [run_probe_checked(target, site, p, engine) for p in probes_of(target, site)]
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(sites))) as pool:
         outcomes = [o for outs in pool.map(one, sites) for o in outs]

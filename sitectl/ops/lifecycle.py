@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_exponential
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay
 
 from sitectl.engine import Engine, RunSpec
 from sitectl.errors import ImageMissing, ProbeTimeout, SitectlError, UsageError
@@ -52,7 +52,7 @@ def source_hash(target: Target, tag: str, _memo: dict | None = None) -> str:
     if tag in memo:
         return memo[tag]
     b = target.image_build(tag)
-    base = Path(target.stack.path).parent
+    base = Path(b.base_dir or Path(target.stack.path).parent)
     h = hashlib.sha256()
     h.update(json.dumps({k: target.image_ref(v) for k, v in b.args.items()}, sort_keys=True).encode())
     for inp in b.inputs or [str(Path(b.dockerfile).parent)]:
@@ -115,13 +115,13 @@ def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: R
     for s in missing:
         want(target.image(s))
     built = []
-    base_dir = Path(st.path).parent
     for b in st.images:  # stack order: requirements come first
         tag = target.image_ref(b.tag)
         if tag not in todo:
             continue
         reporter.step("build", f"building {tag} (docker build, legacy builder)")
         args = {k: target.image_ref(v) for k, v in b.args.items()}
+        base_dir = Path(b.base_dir or Path(st.path).parent)
         engine.build(tag, base_dir / b.context, base_dir / b.dockerfile, args,
                      labels={SOURCE_LABEL: source_hash(target, tag, memo)})
         built.append(tag)
@@ -173,36 +173,55 @@ class SiteUp:
         return self.__dict__.copy()
 
 
+#: A ready probe counts as passed after this many passes in a row, :data:`SETTLE_GAP` seconds
+#: apart: a site whose probe flaps (GitLab's 502s while its workers restart) is not ready.
+SETTLE_PASSES = 3
+SETTLE_GAP = 0.2
+
+
 def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ...]) -> None:
-    """Retry the ready probes of the given types until they pass or ``start_timeout`` ends.
+    """Retry the ready probes of the given types until each passes :data:`SETTLE_PASSES` times
+    in a row, or ``start_timeout`` ends.
 
     Raises:
         ContainerExited: the container stopped (with its last log lines); not retried.
-        ProbeTimeout: a probe never passed; the message names it and its last response.
+        ProbeTimeout: a probe never settled; the message names it, its last response, and
+            whether it flapped (passed sometimes, never enough times in a row).
     """
     name = target.container(site)
     for probe in [p for p in probes_of(target, site, "ready") if p.type in level_types]:
         last: list[ProbeOutcome] = []
+        tally = {"streak": 0, "passed": 0, "tries": 0, "failure": ""}
 
         def attempt() -> bool:
             engine.assert_running(name, site.name)
             o = run_probe(target, site, probe, engine)
             last[:] = [o]
-            return o.ok
+            tally["tries"] += 1
+            tally["passed"] += o.ok
+            tally["streak"] = tally["streak"] + 1 if o.ok else 0
+            if not o.ok:
+                tally["failure"] = o.detail
+            return tally["streak"] >= SETTLE_PASSES
+
+        def gap(state) -> float:  # quick re-checks while it passes, backing off while it fails
+            return SETTLE_GAP if tally["streak"] else min(2.0, 0.1 * 2 ** min(state.attempt_number, 5))
 
         try:
             Retrying(
                 stop=stop_after_delay(site.start_timeout),
-                wait=wait_exponential(multiplier=0.1, max=2),
+                wait=gap,
                 retry=retry_if_result(lambda ok: not ok),
                 reraise=True,  # ContainerExited is raised at once, not retried
             )(attempt)
         except RetryError:
             detail = last[0].detail if last else "no response"
-            raise ProbeTimeout(
-                site.name,
-                f"probe {probe.name!r} did not pass within {site.start_timeout:g} s; last response: {detail}",
-            ) from None
+            if tally["passed"] and tally["failure"]:
+                why = (f"probe {probe.name!r} flaps: passed {tally['passed']} of {tally['tries']} tries in "
+                       f"{site.start_timeout:g} s, never {SETTLE_PASSES} in a row; last failure: {tally['failure']}")
+            else:
+                why = f"probe {probe.name!r} did not pass within {site.start_timeout:g} s; last response: {detail}"
+            raise ProbeTimeout(site.name, why) from None
 
 
 def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QUIET,
@@ -245,9 +264,15 @@ def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QU
         reporter.step(site.name, f"removing container {name}" + (" (its image was rebuilt)" if rebuilt and not recreate else ""))
         engine.remove(name)
         info = None
-        from sitectl.ops.snapshots import forget_sites
+        import datetime as dt
 
-        forget_sites(target, [site.name])  # its snapshots went with the container
+        from sitectl.ops.snapshots import GOLDEN, forget_sites
+
+        # Its snapshots went with the container. Until golden is taken again, golden's manifest
+        # says why the site is missing (a re-create that fails later leaves that reason).
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        forget_sites(target, [site.name], only=GOLDEN, why=f"container re-created {now}; golden not taken again yet")
+        forget_sites(target, [site.name], keep=GOLDEN)
     action = "kept"
     spec = run_spec(target, site)
     if info is None:
@@ -322,10 +347,17 @@ def _up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter, b
 
         fresh = [s for s in sites if results[s.name].action in ("created", "recreated")]
         try:
-            have = set(snapshots.read_manifest(target, snapshots.GOLDEN)["sites"])
+            golden = snapshots.read_manifest(target, snapshots.GOLDEN)
+            have, incomplete = set(golden["sites"]), dict(golden.get("incomplete") or {})
         except UsageError:
-            have = set()
-        missing = [s for s in sites if s.stores and s not in fresh and s.name not in have]
+            have, incomplete = set(), {}
+        # A kept container whose golden copy failed or was interrupted may hold any state: its
+        # golden is not re-taken from it (`reset` re-creates it from its image).
+        for s in sites:
+            if s.stores and s not in fresh and s.name in incomplete:
+                reporter.step(s.name, f"golden snapshot is incomplete ({incomplete[s.name]}); "
+                              f"`sitectl reset {s.name}` re-creates it from its image")
+        missing = [s for s in sites if s.stores and s not in fresh and s.name not in have and s.name not in incomplete]
         todo = [s for s in fresh + missing if s.stores]
         if todo:
             reporter.step("snapshot", f"golden snapshot of {', '.join(s.name for s in todo)}")

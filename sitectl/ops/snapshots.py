@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sitectl import __version__
 from sitectl.engine import Engine
-from sitectl.errors import SitectlError, UsageError
+from sitectl.errors import EngineError, SitectlError, UsageError
 from sitectl.ops.journal import clear_journal, instance_lock, read_journal, write_journal
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
@@ -87,26 +87,30 @@ def list_snapshots(target: Target) -> list[dict]:
             continue
         try:
             out.append({"name": m.get("name", p.parent.name), "created": m.get("created"),
-                        "sites": sorted(m.get("sites", {})),
+                        "sites": sorted(m.get("sites", {})), "incomplete": sorted(m.get("incomplete") or {}),
                         "size": sum(s.get("size", 0) for site in m["sites"].values() for s in site["stores"].values())})
         except (AttributeError, KeyError, TypeError):
             out.append({"name": p.parent.name, "created": None, "sites": [], "size": 0, "damaged": True})
     return out
 
 
-def forget_sites(target: Target, site_names: list[str], keep: str | None = None) -> None:
+def forget_sites(target: Target, site_names: list[str], only: str | None = None, why: str = "",
+                 keep: str | None = None) -> None:
     """Remove ``site_names`` from every manifest of the instance (their containers, and with
-    them the in-container copies, are gone); a manifest left with no site is removed.
-    ``keep`` names a snapshot to leave alone (the golden one a re-create takes again). The
-    caller holds the instance lock (``up``, ``down``, a reset's re-create)."""
+    them the in-container copies, are gone), or from snapshot ``only``'s (its copies are about
+    to be replaced; the manifest then records ``why`` under ``incomplete``, or that the
+    snapshot did not finish); ``keep`` names a snapshot to leave alone; a manifest left with no
+    site is removed. The caller holds the instance lock (``up``, ``down``, a reset's re-create, a
+    snapshot)."""
     with _MANIFESTS:
-        _forget_sites(target, site_names, keep)
+        _forget_sites(target, site_names, only, why, keep)
 
 
-def _forget_sites(target: Target, site_names: list[str], keep: str | None) -> None:
+def _forget_sites(target: Target, site_names: list[str], only: str | None, why: str = "",
+                  keep: str | None = None) -> None:
     base = snapshots_dir() / f"i{target.instance}"
     for p in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
-        if p.parent.name == keep:
+        if (only is not None and p.parent.name != only) or p.parent.name == keep:
             continue
         try:
             m = json.loads(p.read_text())
@@ -115,7 +119,15 @@ def _forget_sites(target: Target, site_names: list[str], keep: str | None) -> No
         if not isinstance(m, dict) or not isinstance(m.get("sites"), dict):
             continue
         m["sites"] = {k: v for k, v in m["sites"].items() if k not in site_names}
-        if m["sites"]:
+        incomplete = m.get("incomplete") if isinstance(m.get("incomplete"), dict) else {}
+        if only is not None:
+            # Being replaced: until the new copy is complete the manifest says why it is missing.
+            now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+            incomplete.update({n: why or f"snapshot started {now} did not finish (interrupted)" for n in site_names})
+        else:
+            incomplete = {k: v for k, v in incomplete.items() if k not in site_names}
+        m["incomplete"] = incomplete
+        if m["sites"] or m["incomplete"]:
             _write_manifest(target, p.parent.name, m)
         else:
             p.unlink(missing_ok=True)
@@ -157,26 +169,62 @@ def _create(target: Target, name: str, sites: list[Site], engine: Engine, report
     manifest = {"name": name, "sitectl": __version__, "stack": target.stack.name, "host": target.host,
                 "instance": target.instance, "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                 "sites": {}}
+    # A site's copy counts only while the manifest lists it: the sites about to be copied leave
+    # the manifest before their old copies are touched, and come back when their copy is
+    # complete. A crash or a failure in between leaves them unlisted, never half-copied and listed.
+    existed = manifest_path(target, name).is_file()
+    forget_sites(target, [s.name for s in chosen], only=name)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chosen))) as pool:
         futs = {}
         for s in chosen:
             reporter.step(s.name, f"snapshot {name}")
             futs[s.name] = pool.submit(snapshot_site, target, s, name, engine)
-        for n, f in futs.items():
-            manifest["sites"][n] = f.result()
+        concurrent.futures.wait(list(futs.values()))
+    failed = {n: f.exception() for n, f in futs.items() if f.exception() is not None}
+    manifest["sites"] = {n: f.result() for n, f in futs.items() if n not in failed}
     with _MANIFESTS:
         old = manifest_path(target, name)
         if old.is_file():
             # A snapshot of some sites keeps the other sites' entries of the same name (an
             # unreadable old manifest keeps none).
             try:
-                prev = json.loads(old.read_text()).get("sites", {})
+                prev_m = json.loads(old.read_text())
+                prev = prev_m.get("sites", {})
                 prev = prev if isinstance(prev, dict) else {}
+                gone = prev_m.get("incomplete") if isinstance(prev_m.get("incomplete"), dict) else {}
             except (OSError, ValueError, AttributeError):
-                prev = {}
+                prev, gone = {}, {}
             manifest["sites"] = {**{k: v for k, v in prev.items() if k not in manifest["sites"]}, **manifest["sites"]}
-        _write_manifest(target, name, manifest)
+            manifest["incomplete"] = {k: v for k, v in gone.items() if k not in manifest["sites"]}
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        manifest.setdefault("incomplete", {}).update(
+            {n: f"snapshot at {now} failed: {str(e).splitlines()[0][:300]}" for n, e in failed.items()})
+        if manifest["sites"] or existed:  # a new name that failed everywhere leaves no manifest
+            _write_manifest(target, name, manifest)
+    if failed:
+        raise _snapshot_failed(target, name, failed, engine)
     return manifest
+
+
+def _snapshot_failed(target: Target, name: str, failed: dict[str, BaseException], engine: Engine) -> SitectlError:
+    """Drop the partial copies of the sites whose snapshot failed (best effort) and build the
+    error: what failed, that ``name`` no longer covers those sites, and the next step."""
+    for site_name in failed:
+        site = target.stack.sites[site_name]
+        for st in stores_for(site, target.container(site), engine):
+            try:
+                st.drop(name)
+            except SitectlError:
+                pass  # e.g. the container is gone; an unlisted copy is never used
+    lines = []
+    for site_name, e in failed.items():
+        full = "No space left on device" in str(e) or "Errcode: 28" in str(e) or "could not extend file" in str(e)
+        hint = (f"the container's disk is full (see `docker exec {target.container(target.stack.sites[site_name])} df -h`); "
+                "free space, then " if full else "then ")
+        nxt = (f"`sitectl reset --recreate {site_name}` takes golden again from the image" if name == GOLDEN
+               else f"`sitectl snapshot create {name} {site_name}`")
+        lines.append(f"  {site_name}: {e}\n    snapshot {name!r} no longer covers {site_name}; {hint}{nxt}")
+    return StoreError(f"snapshot {name!r} failed for {', '.join(failed)}:\n" + "\n".join(lines))
 
 
 def delete(target: Target, name: str, engine: Engine) -> list[str]:
@@ -288,6 +336,46 @@ def _restore_in_one_trip(stores, name: str, found: list[tuple]) -> list[str] | N
     return [item for (st, c), part in zip(found, parts) for item in st.parse_check(name, c, part)]
 
 
+class NotCovered(StoreError):
+    """Snapshot ``name`` has no complete copy of a site: its manifest does not list the site
+    (a snapshot of it failed or was interrupted, and its copies were dropped from the manifest
+    before they were touched)."""
+
+
+def _ready_for_restore(target: Target, site: Site, engine: Engine, name: str, res: SiteReset,
+                       reporter: Reporter) -> None:
+    """What must hold before a site's stores are compared with snapshot ``name``: its container
+    runs (a stopped one, e.g. after the engine restarted, is started again and waited on; its
+    state is kept) and the snapshot's manifest lists the site (its copy is complete).
+
+    Raises:
+        NotCovered: the manifest does not list the site (a golden reset escalates to re-create).
+        EngineError, ContainerExited, ProbeTimeout: the container is missing or would not start.
+    """
+    from sitectl.ops.lifecycle import bring_up
+
+    cname = target.container(site)
+    info = engine.container(cname)
+    if info is None:
+        raise EngineError(f"{site.name}: container {cname} is missing")
+    if not info.running:
+        reporter.step(site.name, f"container {cname} is {info.status}: starting it (its state is kept)")
+        res.escalations.append(f"container {cname} was {info.status} (exit code {info.exit_code}): started it again")
+        bring_up(target, site, engine, reporter)
+    with _MANIFESTS:
+        p = manifest_path(target, name)
+        try:
+            m = json.loads(p.read_text())
+            listed = site.name in m.get("sites", {})
+            why = (m.get("incomplete") or {}).get(site.name, "")
+        except (OSError, ValueError, AttributeError):
+            listed, why = False, ""
+    if not listed:
+        raise NotCovered(
+            f"{site.name}: snapshot {name!r} has no complete copy of this site ({why or 'not taken'})"
+            + ("" if name == GOLDEN else f"; take it again with `sitectl snapshot create {name} {site.name}`"))
+
+
 def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, full: bool = False,
                reporter: Reporter = QUIET) -> SiteReset:
     """Reset one site's stores to snapshot ``name``: delta (only what changed) by default,
@@ -303,6 +391,7 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
     stores = stores_for(site, target.container(site), engine)
     res = SiteReset(site.name, "none")
     try:
+        _ready_for_restore(target, site, engine, name, res, reporter)
         # A snapshot missing in the container makes changes() or restore() fail: that escalates.
         found = [] if full else _changes(stores, name)
         res.changed = sorted(i for _, c in found for i in c.items)
@@ -327,6 +416,11 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
                 if left:
                     raise StoreError(f"{site.name}: still changed after a full restore: {', '.join(left[:5])}")
     except SitectlError as e:
+        if not engine.reachable():
+            raise EngineError(
+                f"{site.name}: the Docker engine stopped answering during the reset ({e}); when it is back "
+                "(`sudo scripts/bootstrap-engine.sh`), run `sitectl reset` again: it starts stopped "
+                "containers and finishes this reset from its journal") from None
         if name != GOLDEN:
             raise
         res.escalations.append(f"{type(e).__name__}: {e}")
@@ -347,9 +441,17 @@ def _reset_sites(target: Target, chosen: list[Site], engine: Engine, name: str, 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chosen))) as pool:
         futs = [pool.submit(reset_site, target, s, engine, name, full if isinstance(full, bool) else s.name in full,
                             reporter) for s in chosen]
-        rows = [f.result() for f in futs]
+        concurrent.futures.wait(futs)  # every site ends (golden or failed) before anything is reported
+    failed = [f.exception() for f in futs if f.exception() is not None]
+    if failed:
+        e = failed[0]
+        if isinstance(e, SitectlError) and not isinstance(e, EngineError):
+            # The journal stays: the next reset or verify restores these sites in full.
+            e.args = (f"{e}\nThe reset did not finish; its journal is kept: `sitectl reset` finishes it "
+                      "(a full restore), `sitectl reset --recreate SITE` re-creates a site from its image",)
+        raise e
     clear_journal(target)
-    return rows
+    return [f.result() for f in futs]
 
 
 def recover(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[SiteReset]:
@@ -365,6 +467,9 @@ def recover(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[
     why = (f"recovered an interrupted reset (pid {pending.get('pid', '?')}, started {pending.get('started', '?')}"
            + (", unreadable journal" if pending.get("unreadable") else "") + "): full restore")
     reporter.step("recover", f"{why} of {', '.join(s.name for s in chosen) or 'nothing'}")
+    waited = _wait_for_leftover_execs(target, chosen, engine, reporter)
+    if waited:
+        why += f"; first waited {waited}"
     try:
         read_manifest(target, snap)
     except UsageError:
@@ -373,6 +478,32 @@ def recover(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[
     for r in rows:
         r.escalations.insert(0, why)
     return rows
+
+
+#: How long recovery waits for commands of the interrupted reset still running in a container.
+LEFTOVER_EXEC_WAIT = 60.0
+
+
+def _wait_for_leftover_execs(target: Target, sites: list[Site], engine: Engine, reporter: Reporter,
+                             limit: float = LEFTOVER_EXEC_WAIT) -> str:
+    """Wait until no ``docker exec`` runs in the sites' containers, at most ``limit`` seconds.
+
+    A killed sitectl leaves its in-flight ``docker exec`` (a restore batch) running inside the
+    container; restoring over it would interleave two restores. The lock is held, so no other
+    reset runs; an exec found here is the dead process's, or a read-only probe of another
+    command. Returns what was waited for (``""`` when nothing ran), for the recovery's row."""
+    t0 = time.monotonic()
+    busy = {s.name: n for s in sites if (n := engine.running_execs(target.container(s)))}
+    if not busy:
+        return ""
+    reporter.step("recover", "waiting for commands of the interrupted reset still running in "
+                  + ", ".join(f"{k} ({v})" for k, v in busy.items()))
+    left = dict(busy)
+    while left and time.monotonic() - t0 < limit:
+        time.sleep(0.2)
+        left = {k: n for k in left if (n := engine.running_execs(target.container(target.stack.sites[k])))}
+    took = f"{time.monotonic() - t0:.1f} s for {sum(busy.values())} leftover command(s) in {', '.join(busy)}"
+    return took + (f" (still running after {limit:g} s in {', '.join(left)}: restored over them)" if left else "")
 
 
 def recover_pending(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[SiteReset]:
@@ -395,8 +526,12 @@ def reset(target: Target, sites: list[Site], engine: Engine, name: str = GOLDEN,
     """
     engine.ping()
     chosen = _stateful(target, sites)
-    if name != GOLDEN:
+    if chosen and name != GOLDEN:
         read_manifest(target, name)
+    elif chosen and not manifest_path(target, GOLDEN).is_file():
+        raise UsageError(
+            f"instance {target.instance} has no golden snapshot in {snapshots_dir()}: `sitectl up` takes it "
+            "(if the snapshots live elsewhere, set SITECTL_SNAPSHOTS_DIR to that folder)")
     with instance_lock(target, "reset " + ",".join(s.name for s in chosen), wait):
         recovered = {r.site: r for r in recover(target, engine, reporter)}
         rows = _reset_sites(target, chosen, engine, name, full, reporter)
@@ -421,8 +556,9 @@ def verify_deep(target: Target, sites: list[Site], engine: Engine, name: str = G
             if st.kind == "cache":
                 continue
             if entry is None or st.label not in entry["stores"]:
+                why = (m.get("incomplete") or {}).get(site.name)
                 out.append({"site": site.name, "store": st.label, "ok": False,
-                            "differs": [f"snapshot {name!r} has no {st.label}"]})
+                            "differs": [f"snapshot {name!r} has no {st.label}" + (f" ({why})" if why else "")]})
                 continue
             want = entry["stores"][st.label]["fingerprint"]
             have = st.fingerprint(None)

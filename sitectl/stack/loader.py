@@ -127,6 +127,12 @@ def _read_stack_data(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, yam
     data, node = _read_yaml(path)
     if not isinstance(data, dict):
         raise StackError(f"{path}: a stack file is a mapping with 'name' and 'sites'")
+    if isinstance(data.get("images"), list):
+        # An image's paths are relative to the file that declares it, also when another file
+        # extends that one from elsewhere.
+        for img in data["images"]:
+            if isinstance(img, dict):
+                img["base_dir"] = str(path.parent)
     parent = data.get("extends")
     if parent is None:
         return data, node

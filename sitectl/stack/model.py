@@ -147,7 +147,8 @@ class StateStore(_Strict):
 class ImageBuild(_Strict):
     """An image sitectl builds with ``docker build`` (legacy builder) from a local context.
 
-    ``context`` and ``dockerfile`` are relative to the stack file's folder.
+    ``context``, ``dockerfile`` and ``inputs`` are relative to the folder of the stack file
+    that declares the image.
     ``tag``, ``requires`` and ``args`` values may use ``{seed}`` and ``{scale}``, so each seed
     and scale of a replica is its own image.
     """
@@ -162,6 +163,9 @@ class ImageBuild(_Strict):
     #: default: the Dockerfile's folder. Their hash (with the required images' hashes) is put
     #: on the image as label ``sitectl.source``; an image whose label differs is rebuilt.
     inputs: list[str] = Field(default_factory=list)
+    #: Set by the loader: the folder of the stack file that declares this image, which its
+    #: relative paths start from (a file that ``extends`` it may live elsewhere).
+    base_dir: str = ""
 
     @model_validator(mode="after")
     def _placeholders(self) -> "ImageBuild":

@@ -19,7 +19,11 @@ from sitectl.stores.base import Changes, Store, StoreError
 from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_lines
 
 ROOT = "/var/lib/sitectl/snapshots/files"
-_LIST_FMT = r"%y\t%m\t%U:%G\t%s\t%T@\t%P\n"
+# One listing line per entry: type, mode, owner, size, mtime, path. A folder's size is left out
+# ("-"): it is the file system's own bookkeeping (4096 on ext4 and overlay, 20 per entry on
+# tmpfs), so a snapshot kept on another file system than the live folder would always differ.
+# ``{p}``: %P (relative to the folder listed) or %p (as given, for the closing check).
+_LIST = r"""\( -type d -printf 'd\t%m\t%U:%G\t-\t%T@\t{p}\n' \) -o -printf '%y\t%m\t%U:%G\t%s\t%T@\t{p}\n'"""
 _ARG_BUDGET = 100_000  # bytes of paths per exec (Linux caps one argument at 128 KiB)
 
 # $1 = live folder, $2 = snapshot folder, $3 = listing file
@@ -27,7 +31,7 @@ SNAPSHOT_SH = r"""
 live=$1; snap=$2; list=$3
 rm -rf -- "$snap" && mkdir -p -- "$snap" || exit 1
 if [ -d "$live" ]; then cp -a -- "$live/." "$snap/" || exit 1; fi
-find "$snap" -mindepth 0 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n' | LC_ALL=C sort > "$list" || exit 1
+find "$snap" -mindepth 0 LIST_P | LC_ALL=C sort > "$list" || exit 1
 du -sb -- "$snap" | cut -f1
 """
 
@@ -36,7 +40,7 @@ du -sb -- "$snap" | cut -f1
 # after a tab), so an unchanged tree costs one listing inside the container and no transfer.
 LIST_SH = r"""
 [ -f "$2" ] || { echo "no snapshot listing $2" >&2; exit 3; }
-{ [ -d "$1" ] && find "$1" -mindepth 0 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%P\n'; } | LC_ALL=C sort | LC_ALL=C comm -3 - "$2"
+{ [ -d "$1" ] && find "$1" -mindepth 0 LIST_P; } | LC_ALL=C sort | LC_ALL=C comm -3 - "$2"
 """
 
 # $1 = live, $2 = snapshot, then ops "rm:REL", "cp:REL", "dir:REL", "time:REL".
@@ -61,9 +65,12 @@ touch -r "$snap" -- "$live"
 CHECK_SH = r"""
 cd -- "$1" 2>/dev/null || exit 0
 shift
-[ $# -gt 0 ] && find "$@" -maxdepth 0 -printf '%y\t%m\t%U:%G\t%s\t%T@\t%p\n' 2>/dev/null
+[ $# -gt 0 ] && find "$@" -maxdepth 0 LIST_p 2>/dev/null
 exit 0
 """
+
+SNAPSHOT_SH, LIST_SH = (x.replace("LIST_P", _LIST.format(p="%P")) for x in (SNAPSHOT_SH, LIST_SH))
+CHECK_SH = CHECK_SH.replace("LIST_p", _LIST.format(p="%p"))
 
 # $1 = folder: sha256 of every file, symlink targets, and refs of every bare git repository.
 FINGERPRINT_SH = r"""
