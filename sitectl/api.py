@@ -84,31 +84,19 @@ class Environment:
             sitectl.ops.journal.InstanceBusy: ``wait`` False (or a number of seconds passed)
                 while another process changes this instance.
         """
-        from sitectl.ops import login as loginmod
-        from sitectl.ops import snapshots
+        from sitectl.ops.reset import reset
 
-        rows = snapshots.reset(self.target, self._sites(sites, default_mutable=True), self.engine,
-                               full=full, reporter=self.reporter, wait=wait)
-        touched = [self.target.stack.sites[r.site] for r in rows if r.method != "none"]
-        if touched:
-            loginmod.refresh_after_reset(self.target, touched, self.reporter)
-        return [r.as_dict() for r in rows]
+        res = reset(self.target, self._sites(sites, default_mutable=True), self.engine, full=full,
+                    reporter=self.reporter, wait=wait)
+        return [r.as_dict() for r in res["sites"]]
 
     def verify(self, sites: list[str] | None = None, deep: bool = False) -> dict:
         """Probe ``sites`` (default all): database, login page, logged-in page; with ``deep``
         also compare every store's fingerprints with the golden snapshot. Returns ``{"ok",
         "results": [...], "state": [...] (deep)}``; never raises on a failed probe."""
-        from sitectl.ops import checks, snapshots
+        from sitectl.ops import checks
 
-        chosen = self._sites(sites)
-        recovered = snapshots.recover_pending(self.target, self.engine, self.reporter)
-        states = snapshots.verify_deep(self.target, chosen, self.engine, snapshots.GOLDEN) if deep else []
-        outcomes = checks.verify(self.target, chosen, self.engine, raise_on_failure=False)
-        res = {"ok": all(o.ok for o in outcomes) and all(s["ok"] for s in states),
-               "results": [o.as_dict() for o in outcomes], "recovered": [r.as_dict() for r in recovered]}
-        if deep:
-            res["state"] = states
-        return res
+        return checks.verify_report(self.target, self._sites(sites), self.engine, deep, reporter=self.reporter)
 
     # -- what a harness reads ------------------------------------------------------------------
     @property
@@ -143,10 +131,7 @@ class Environment:
             res = loginmod.login(self.target, self.target.stack.select(names), role, folder, explicit=True,
                                  reporter=self.reporter, remember=out is not None)
             if not res["ok"]:
-                bad = [r for r in res["sites"] if r["state"] != "logged_in"]
-                err = LoginsFailed("not logged in: " + "; ".join(f"{r['site']}: {r['state']} ({r['detail']})" for r in bad))
-                err.payload = res
-                raise err
+                raise LoginsFailed.from_result(res)
             name = loginmod.state_file_name(sorted(names) if len(names) > 1 else names)
             made = {Path(f["file"]).name: f["file"] for f in res["files"]}
             path = made.get(name) or made.get(loginmod.state_file_name(names))

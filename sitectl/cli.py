@@ -21,6 +21,7 @@ from sitectl.ops import checks, envvars, lifecycle
 from sitectl.ops import plan as planmod
 from sitectl.ops import snapshots
 from sitectl.ops import tasks as taskmod
+from sitectl.probes import ProbeOutcome
 from sitectl.progress import Reporter
 from sitectl.target import Target, read_config, resolve_target
 
@@ -144,25 +145,17 @@ def reset(target: Target, as_json: bool, sites, full, recreate, no_wait):
     By default only what changed since the snapshot is restored (the delta path); every
     reset ends with a check and escalates delta -> full -> re-create on a mismatch.
     """
-    if full and recreate:
-        raise UsageError("give --full or --recreate, not both")
-    chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
-    if recreate:
-        from sitectl.ops import login as loginmod
+    from sitectl.ops.reset import reset as reset_op
 
-        rows = lifecycle.reset_recreate(target, chosen, Engine(), _reporter(as_json), wait=not no_wait)
-        # The new containers have golden's sessions only: recorded storage states are rebuilt.
-        logins = loginmod.refresh_after_reset(target, chosen, _reporter(as_json))
+    chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
+    res = reset_op(target, chosen, Engine(), full=full, recreate=recreate, reporter=_reporter(as_json),
+                   wait=not no_wait)
+    rows, logins = res["sites"], res["logins"]
+    if recreate:
         if as_json:
             return {"method": "recreate", "sites": [r.as_dict() for r in rows], "logins": logins}
         _print_sites(rows)
         return
-    rows = snapshots.reset(target, chosen, Engine(), full=full, reporter=_reporter(as_json), wait=not no_wait)
-    # Storage states made by `sitectl login` whose sessions the restore discarded are rebuilt.
-    from sitectl.ops import login as loginmod
-
-    touched = [target.stack.sites[r.site] for r in rows if r.method != "none"]
-    logins = loginmod.refresh_after_reset(target, touched, _reporter(as_json)) if touched else []
     if as_json:
         return {"sites": [r.as_dict() for r in rows], "logins": logins}
     t = Table("site", "method", "changed", "seconds", "escalations")
@@ -213,10 +206,7 @@ def login_cmd(target: Target, as_json: bool, sites, all_sites, role, out_folder,
             for sk in res["skipped_pairs"]:
                 out.print(f"pair {'.'.join(sk['pair'])} skipped: {sk['reason']}")
     if not res["ok"]:
-        bad = [r for r in res.get("sites", res.get("files", [])) if r["state"] != "logged_in"]
-        err = LoginsFailed("not logged in: " + "; ".join(f"{r['site']}: {r['state']} ({r['detail']})" for r in bad))
-        err.payload = res
-        raise err
+        raise LoginsFailed.from_result(res)
     return res if as_json else None
 
 
@@ -228,19 +218,13 @@ def login_cmd(target: Target, as_json: bool, sites, all_sites, role, out_folder,
 @target_options
 def verify(target: Target, as_json: bool, sites, deep, snap):
     """Deep health: database, login page, and a logged-in probe, per site."""
-    chosen = target.stack.select(sites)
-    eng = Engine()
-    # An interrupted reset is rolled forward before anything is judged (sitectl/ops/journal.py).
-    recovered = snapshots.recover_pending(target, eng, _reporter(as_json))
-    # State first: the login probes themselves write (sessions, last-login times).
-    states = snapshots.verify_deep(target, chosen, eng, snap) if deep else []
-    outcomes = checks.verify(target, chosen, eng, raise_on_failure=False)
+    # An interrupted reset is rolled forward first (sitectl/ops/journal.py); the state is
+    # compared before the probes, whose logins write (sessions, last-login times).
+    result = checks.verify_report(target, target.stack.select(sites), Engine(), deep, snap, _reporter(as_json))
+    outcomes = [ProbeOutcome(**o) for o in result["results"]]
+    states = result.get("state", [])
     bad = [o for o in outcomes if not o.ok]
     bad_states = [s for s in states if not s["ok"]]
-    result = {"ok": not bad and not bad_states, "results": [o.as_dict() for o in outcomes],
-              "recovered": [r.as_dict() for r in recovered]}
-    if deep:
-        result["state"] = states
     if not as_json:
         _probe_table(outcomes)
         for s in states:

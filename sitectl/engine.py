@@ -135,6 +135,8 @@ class Engine:
             return len(self.docker.container.inspect(name).exec_ids or [])
         except NoSuchContainer:
             return 0
+        except DockerException as e:
+            raise EngineError(f"docker inspect {name} failed: {_one_line(e)}") from None
 
     # -- images -------------------------------------------------------------------------
     def image_exists(self, tag: str) -> bool:
@@ -222,11 +224,17 @@ class Engine:
         )
 
     def container(self, name: str) -> ContainerInfo | None:
-        """Inspect container ``name``; None when it does not exist."""
+        """Inspect container ``name``; None when it does not exist.
+
+        Raises:
+            EngineError: the engine did not answer (e.g. it stopped).
+        """
         try:
             return self._info(self.docker.container.inspect(name))
         except NoSuchContainer:
             return None
+        except DockerException as e:
+            raise EngineError(f"docker inspect {name} failed: {_one_line(e)}") from None
 
     def iter_containers(self, labels: dict[str, str | None]):
         """Containers (running or not) carrying every label of ``labels`` (a None value: the

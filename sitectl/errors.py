@@ -26,6 +26,11 @@ class EngineError(SitectlError):
     exit_code = 3
 
 
+class EngineGone(EngineError):
+    """The engine stopped answering in the middle of an operation; the message names the next
+    step (start it again, then repeat the command: a reset's journal finishes the work)."""
+
+
 class ImageMissing(EngineError):
     """An image a site needs is not present; the message names the load or build step."""
 
@@ -81,3 +86,13 @@ class LoginsFailed(SitectlError):
     per-site and per-file outcomes."""
 
     exit_code = 6
+
+    @classmethod
+    def from_result(cls, res: dict, prefix: str = "not logged in", extra: list[str] = ()) -> "LoginsFailed":
+        """The error for a login result ``res`` (``{"sites" or "files": [{"site", "state",
+        "detail"}]}``): ``"<prefix>: site: state (detail); ..."``, with ``res`` as payload."""
+        rows = res.get("sites", res.get("files", []))
+        bad = [f"{r['site']}: {r['state']} ({r['detail']})" for r in rows if r["state"] != "logged_in"]
+        err = cls(f"{prefix}: " + "; ".join(bad + list(extra)))
+        err.payload = res
+        return err

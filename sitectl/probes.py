@@ -88,8 +88,9 @@ def run_probe_checked(target: Target, site: Site, probe: Probe, engine: Engine |
     A probe that passes at once passes. A failed one is reported failed either way, and its
     detail says which: ``failed N of N tries`` (down) or ``flaps: passed K of N tries`` (up and
     down: a restarting worker, a 502 from a proxy in front), with the last failure and the
-    next step. A flapping site is never reported healthy: whatever an agent does on it may or
-    may not have been served."""
+    next step. One pass is taken at its word, so a site that flaps can pass one ``verify`` when
+    each probe's single try happens to pass; ``up`` and the readiness wait after a re-create
+    need passes in a row (:data:`sitectl.ops.lifecycle.SETTLE_PASSES`)."""
     import time
 
     first = run_probe(target, site, probe, engine)

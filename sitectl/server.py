@@ -31,7 +31,6 @@ import hmac
 import json
 import re
 import sys
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -258,13 +257,3 @@ def serve(srv: ResetServer, reap_every: float = 1.0) -> None:
     finally:
         srv.pool.stop()
         srv.server_close()
-
-
-def wait_until(pred, timeout: float, every: float = 0.05) -> bool:
-    """Poll ``pred()`` until true or ``timeout`` seconds passed (used by tests and benches)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(every)
-    return bool(pred())

@@ -92,14 +92,29 @@ def deep_ok(site: str, *extra) -> tuple[bool, dict]:
     return code == 0 and res["ok"], res
 
 
-def test_container_killed_during_reset_is_recreated_and_golden(mini, engine):
+def test_container_killed_during_reset_ends_golden(mini, engine):
     before = golden_fingerprints(mini, "reddit")
     assert before["postgres:postmill"] and len(before) == 3
     postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", "killed mid-reset")
     hook = FaultAt("reddit", "restore from", lambda: docker.kill(cname(mini, "reddit")))
     (row,) = snapshots.reset(mini, [mini.stack.sites["reddit"]], engine, reporter=hook)
     assert hook.fired
-    # The restore hit a dead container: the reset re-created the site (WebArena's own reset) and says so.
+    # The restore hit a dead container: the reset started it again (its state kept), restored
+    # it and checked it, and says so.
+    assert row.method in ("delta", "full") and any("started it again" in e for e in row.escalations), row
+    assert not journal_path(mini).exists()
+    ok, res = deep_ok("reddit")
+    assert ok, res
+    assert golden_fingerprints(mini, "reddit") == before
+
+
+def test_container_gone_during_reset_is_recreated_with_the_same_golden(mini, engine):
+    before = golden_fingerprints(mini, "reddit")
+    postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", "removed mid-reset")
+    hook = FaultAt("reddit", "restore from", lambda: docker.container.remove(cname(mini, "reddit"), force=True))
+    (row,) = snapshots.reset(mini, [mini.stack.sites["reddit"]], engine, reporter=hook)
+    assert hook.fired
+    # Nothing left to start: the reset re-created the site (WebArena's own reset) and says so.
     assert row.method == "recreate" and row.escalations, row
     assert not journal_path(mini).exists()
     ok, res = deep_ok("reddit")
@@ -289,13 +304,16 @@ def test_killed_while_retaking_golden_never_leaves_a_half_copy_in_use(mini, engi
     p = subprocess.Popen([str(Path(sys.executable).with_name("sitectl")), "snapshot", "create", "golden", "reddit"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # the copy has started once the forum left the manifest
+    while time.monotonic() < deadline:  # the forum left the manifest ...
         try:
             if "reddit" in json.loads(path.read_text()).get("incomplete", {}):
                 break
         except (OSError, ValueError):
             pass
         time.sleep(0.005)
+    while time.monotonic() < deadline and not engine.running_execs(cname(mini, "reddit")):
+        time.sleep(0.005)  # ... and a copy command runs in its container: kill it mid-copy
+    assert p.poll() is None, "the snapshot finished before it could be killed"
     p.send_signal(signal.SIGKILL)
     p.wait()
     m = json.loads(path.read_text())

@@ -14,13 +14,14 @@ import threading
 import pytest
 import requests
 from click.testing import CliRunner
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from sitectl.cli import main
 from sitectl.ops import lifecycle
 from sitectl.ops.envvars import env_vars
 from sitectl.ops.pool import Pool
 from sitectl.progress import Reporter
-from sitectl.server import make_server, serve, wait_until
+from sitectl.server import make_server, serve
 from sitectl.target import resolve_target
 from tests.actions import postmill
 from tests.test_webarena_client import PY
@@ -54,6 +55,15 @@ def server(mini, second, engine):
     th.join(10)
     for n in pool.slots:  # leave no reset running into the next test
         pool.wait(n, 120)
+
+
+def wait_until(pred, timeout: float) -> bool:
+    """Poll ``pred()`` every 50 ms until it is true (tenacity); False after ``timeout`` s."""
+    try:
+        return Retrying(stop=stop_after_delay(timeout), wait=wait_fixed(0.05),
+                        retry=retry_if_result(lambda ok: not ok))(pred)
+    except RetryError:
+        return False
 
 
 def auth():
@@ -225,7 +235,6 @@ def test_sitectl_serve_command(mini, tmp_path):
     import socket
     import stat
 
-    from sitectl.server import wait_until
 
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

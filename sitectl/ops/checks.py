@@ -1,4 +1,5 @@
-"""Read-only operations: status (container state and readiness) and verify (deep health)."""
+"""Status (container state and readiness) and verify (deep health; it first finishes an
+interrupted reset, the only change it makes)."""
 from __future__ import annotations
 
 import concurrent.futures
@@ -6,6 +7,7 @@ import concurrent.futures
 from sitectl.engine import Engine
 from sitectl.errors import VerifyFailed
 from sitectl.probes import ProbeOutcome, probes_of, run_probe, run_probe_checked
+from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
 from sitectl.target import Target
 
@@ -73,3 +75,30 @@ def verify(target: Target, sites: list[Site], engine: Engine, raise_on_failure: 
         err.outcomes = outcomes  # type: ignore[attr-defined]
         raise err
     return outcomes
+
+
+def verify_report(target: Target, sites: list[Site], engine: Engine, deep: bool = False, snapshot: str = "golden",
+                  reporter: Reporter = QUIET) -> dict:
+    """What ``sitectl verify`` reports (the CLI and :meth:`sitectl.Environment.verify`).
+
+    First an interrupted reset is rolled forward (:func:`sitectl.ops.snapshots.recover_pending`);
+    with ``deep``, every store's fingerprints are compared with ``snapshot``'s manifest before
+    the probes run (their logins write sessions); then every probe (:func:`verify`).
+
+    Returns:
+        ``{"ok", "results": [probe outcome], "recovered": [reset row], "state": [store]
+        (deep only)}``; never raises for a failed probe or store.
+
+    Raises:
+        UsageError: ``snapshot`` does not exist (deep); EngineError: no engine.
+    """
+    from sitectl.ops import snapshots
+
+    recovered = snapshots.recover_pending(target, engine, reporter)
+    states = snapshots.verify_deep(target, sites, engine, snapshot) if deep else []
+    outcomes = verify(target, sites, engine, raise_on_failure=False)
+    res = {"ok": all(o.ok for o in outcomes) and all(s["ok"] for s in states),
+           "results": [o.as_dict() for o in outcomes], "recovered": [r.as_dict() for r in recovered]}
+    if deep:
+        res["state"] = states
+    return res

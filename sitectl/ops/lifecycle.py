@@ -191,6 +191,7 @@ def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ..
     name = target.container(site)
     for probe in [p for p in probes_of(target, site, "ready") if p.type in level_types]:
         last: list[ProbeOutcome] = []
+        # Failures before the first pass are a slow start; only those after it are flapping.
         tally = {"streak": 0, "passed": 0, "tries": 0, "failure": ""}
 
         def attempt() -> bool:
@@ -198,10 +199,10 @@ def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ..
             o = run_probe(target, site, probe, engine)
             last[:] = [o]
             tally["tries"] += 1
+            if not o.ok and tally["passed"]:
+                tally["failure"] = o.detail
             tally["passed"] += o.ok
             tally["streak"] = tally["streak"] + 1 if o.ok else 0
-            if not o.ok:
-                tally["failure"] = o.detail
             return tally["streak"] >= SETTLE_PASSES
 
         def gap(state) -> float:  # quick re-checks while it passes, backing off while it fails
@@ -219,6 +220,9 @@ def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ..
             if tally["passed"] and tally["failure"]:
                 why = (f"probe {probe.name!r} flaps: passed {tally['passed']} of {tally['tries']} tries in "
                        f"{site.start_timeout:g} s, never {SETTLE_PASSES} in a row; last failure: {tally['failure']}")
+            elif tally["passed"]:
+                why = (f"probe {probe.name!r} started passing only at the end of the {site.start_timeout:g} s "
+                       f"({tally['streak']} pass(es) in a row, {SETTLE_PASSES} needed): raise the site's start_timeout")
             else:
                 why = f"probe {probe.name!r} did not pass within {site.start_timeout:g} s; last response: {detail}"
             raise ProbeTimeout(site.name, why) from None
@@ -358,6 +362,7 @@ def _up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter, b
                 reporter.step(s.name, f"golden snapshot is incomplete ({incomplete[s.name]}); "
                               f"`sitectl reset {s.name}` re-creates it from its image")
         missing = [s for s in sites if s.stores and s not in fresh and s.name not in have and s.name not in incomplete]
+        missing = [s for s in missing if not _holds_unlisted_golden(target, s, engine, reporter)]
         todo = [s for s in fresh + missing if s.stores]
         if todo:
             reporter.step("snapshot", f"golden snapshot of {', '.join(s.name for s in todo)}")
@@ -368,6 +373,21 @@ def _up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter, b
             errors[0].args = ("\n".join(str(e) for e in errors),)
         raise errors[0]
     return [results[s.name] for s in sites]
+
+
+def _holds_unlisted_golden(target: Target, site: Site, engine: Engine, reporter: Reporter) -> bool:
+    """True (and says so) when a kept container already holds golden copies that no manifest
+    lists: the manifests are elsewhere (``SITECTL_SNAPSHOTS_DIR``) or an ``up`` was interrupted.
+    Its live state may be anything since, so golden is not re-taken from it."""
+    from sitectl.ops.snapshots import GOLDEN, snapshots_dir
+    from sitectl.stores import stores_for
+
+    if not any(st.exists(GOLDEN) for st in stores_for(site, target.container(site), engine) if st.kind != "cache"):
+        return False
+    reporter.step(site.name, f"holds a golden snapshot that no manifest in {snapshots_dir()} lists: not re-taken. "
+                  "If the snapshots live elsewhere, set SITECTL_SNAPSHOTS_DIR; else `sitectl reset --recreate "
+                  f"{site.name}` (a copy left by an interrupted `up`)")
+    return True
 
 
 def reset_recreate(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,

@@ -68,6 +68,8 @@ class Slot:
 
 #: Seconds a pool reset waits for the instance lock held by another process.
 LOCK_WAIT = 600.0
+#: Seconds a health reading of :meth:`Pool.status` is reused (probes are real requests).
+HEALTH_TTL = 5.0
 
 
 class LeaseError(SitectlError):
@@ -79,15 +81,12 @@ class LeaseError(SitectlError):
 def default_reset(target: Target, sites: list[str] | None, full: bool, engine: Engine) -> dict:
     """Reset ``sites`` of ``target`` (default: its mutable sites) to golden and rebuild the
     storage states ``sitectl login`` recorded; returns ``{"sites": [...], "logins": [...]}``."""
-    from sitectl.ops import login as loginmod
-    from sitectl.ops import snapshots
+    from sitectl.ops.reset import reset
 
     chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
     # A bounded wait for the instance lock: a stuck holder fails this reset instead of the pool.
-    rows = snapshots.reset(target, chosen, engine, full=full, wait=LOCK_WAIT)
-    touched = [target.stack.sites[r.site] for r in rows if r.method != "none"]
-    logins = loginmod.refresh_after_reset(target, touched) if touched else []
-    return {"sites": [r.as_dict() for r in rows], "logins": logins}
+    res = reset(target, chosen, engine, full=full, wait=LOCK_WAIT)
+    return {"sites": [r.as_dict() for r in res["sites"]], "logins": res["logins"]}
 
 
 class Pool:
@@ -120,6 +119,7 @@ class Pool:
         self._lock = threading.Lock()
         self._leases: dict[str, Lease] = {}
         self._stop = threading.Event()
+        self._health: dict[int, tuple[float, dict]] = {}  # instance -> (when, per-site health)
 
     @property
     def default_instance(self) -> int:
@@ -291,7 +291,8 @@ class Pool:
     # -- status ----------------------------------------------------------------------------
     def status(self, health: bool = False) -> dict:
         """``{"instances": [{"instance", "state", "lease", "last_reset", "resets", "error",
-        "urls", "sites" (with ``health``: per site ``{"state", "healthy", "detail"}``)}]}``."""
+        "urls", "sites" (with ``health``: per site ``{"state", "healthy", "detail"}``, at most
+        :data:`HEALTH_TTL` s old, its age in ``health_age_s``)}]}``."""
         from sitectl.ops import checks
 
         now = self.clock()
@@ -301,11 +302,17 @@ class Pool:
                      "urls": s.target.urls()} for n, s in self.slots.items()]
         if health:
             for row in rows:
-                t = self.slots[row["instance"]].target
+                n, t = row["instance"], self.slots[row["instance"]].target
+                cached = self._health.get(n)
+                if cached and now - cached[0] < HEALTH_TTL:  # a polling client does not load the sites
+                    row["sites"], row["health_age_s"] = cached[1], round(now - cached[0], 1)
+                    continue
                 try:
                     st = checks.status(t, list(t.stack.sites.values()), self.engine)
                     row["sites"] = {r["site"]: {"state": r["state"], "healthy": r["healthy"], "detail": r["detail"]}
                                     for r in st}
                 except SitectlError as e:
                     row["sites"] = {"error": str(e)}
+                self._health[n] = (now, row["sites"])
+                row["health_age_s"] = 0.0
         return {"instances": rows}

@@ -18,7 +18,7 @@ from sitectl import http
 from sitectl.engine import Engine
 from sitectl.errors import SitectlError, UsageError
 from sitectl.ops import login as loginmod
-from sitectl.ops import snapshots
+from sitectl.ops.reset import reset as reset_op
 from sitectl.ops.tasks import EVAL_TIME_TOKENS, MULTI_TAB, WEBARENA_ORDER, site_comb_from_state_path, substitute
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.base import DRIVERS
@@ -236,10 +236,7 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
     engine = engine or Engine()
     if reset and to_reset:
         reporter.step("reset", ", ".join(s.name for s in to_reset))
-        rows_reset = snapshots.reset(target, to_reset, engine, reporter=reporter)
-        touched = [target.stack.sites[r.site] for r in rows_reset if r.method != "none"]
-        if touched:  # the folders `sitectl login` recorded lost their sessions with the restore
-            loginmod.refresh_after_reset(target, touched, reporter)
+        reset_op(target, to_reset, engine, reporter=reporter)  # recorded login folders refreshed too
     if combos:
         sites = sorted({s for c in combos for s in site_comb_from_state_path(c)})
         reporter.step("login", ", ".join(sites))
@@ -250,12 +247,8 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
         if missing:
             from sitectl.errors import LoginsFailed
 
-            bad = [r for r in res["sites"] if r["state"] != "logged_in"]
             skipped = [f"{'.'.join(p['pair'])}: {p['reason']}" for p in res["skipped_pairs"]]
-            err = LoginsFailed(f"storage state not made: {', '.join(missing)}; "
-                               + "; ".join([f"{r['site']}: {r['state']} ({r['detail']})" for r in bad] + skipped))
-            err.payload = res
-            raise err
+            raise LoginsFailed.from_result(res, f"storage state not made: {', '.join(missing)}", skipped)
     out.mkdir(parents=True, exist_ok=True)
     for (t, cfg), row in zip(plan_tasks, rows):
         loginmod.write_state(Path(row["config"]), cfg)  # atomic; mode 0600 (URLs, no secrets, but local)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sitectl import __version__
 from sitectl.engine import Engine
-from sitectl.errors import EngineError, SitectlError, UsageError
+from sitectl.errors import EngineGone, SitectlError, UsageError
 from sitectl.ops.journal import clear_journal, instance_lock, read_journal, write_journal
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
@@ -172,6 +172,8 @@ def _create(target: Target, name: str, sites: list[Site], engine: Engine, report
     # A site's copy counts only while the manifest lists it: the sites about to be copied leave
     # the manifest before their old copies are touched, and come back when their copy is
     # complete. A crash or a failure in between leaves them unlisted, never half-copied and listed.
+    # A killed snapshot's copy commands may still run in the containers: never copy beside them.
+    _wait_for_leftover_execs(target, chosen, engine, reporter)
     existed = manifest_path(target, name).is_file()
     forget_sites(target, [s.name for s in chosen], only=name)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chosen))) as pool:
@@ -342,26 +344,27 @@ class NotCovered(StoreError):
     before they were touched)."""
 
 
-def _ready_for_restore(target: Target, site: Site, engine: Engine, name: str, res: SiteReset,
-                       reporter: Reporter) -> None:
-    """What must hold before a site's stores are compared with snapshot ``name``: its container
-    runs (a stopped one, e.g. after the engine restarted, is started again and waited on; its
-    state is kept) and the snapshot's manifest lists the site (its copy is complete).
+def _start_if_stopped(target: Target, site: Site, engine: Engine, res: SiteReset, reporter: Reporter) -> bool:
+    """Start the site's container when it exists and is stopped (its state is kept; post-start
+    steps and readiness as ``up`` runs them). Returns whether it did.
 
     Raises:
-        NotCovered: the manifest does not list the site (a golden reset escalates to re-create).
-        EngineError, ContainerExited, ProbeTimeout: the container is missing or would not start.
+        EngineError, ContainerExited, ProbeTimeout, StepFailed: it would not start.
     """
     from sitectl.ops.lifecycle import bring_up
 
     cname = target.container(site)
     info = engine.container(cname)
-    if info is None:
-        raise EngineError(f"{site.name}: container {cname} is missing")
-    if not info.running:
-        reporter.step(site.name, f"container {cname} is {info.status}: starting it (its state is kept)")
-        res.escalations.append(f"container {cname} was {info.status} (exit code {info.exit_code}): started it again")
-        bring_up(target, site, engine, reporter)
+    if info is None or info.running:
+        return False
+    reporter.step(site.name, f"container {cname} is {info.status}: starting it (its state is kept)")
+    res.escalations.append(f"container {cname} was {info.status} (exit code {info.exit_code}): started it again")
+    bring_up(target, site, engine, reporter)
+    return True
+
+
+def _check_covered(target: Target, site: Site, name: str) -> None:
+    """Raise :class:`NotCovered` unless snapshot ``name``'s manifest lists ``site``."""
     with _MANIFESTS:
         p = manifest_path(target, name)
         try:
@@ -374,6 +377,39 @@ def _ready_for_restore(target: Target, site: Site, engine: Engine, name: str, re
         raise NotCovered(
             f"{site.name}: snapshot {name!r} has no complete copy of this site ({why or 'not taken'})"
             + ("" if name == GOLDEN else f"; take it again with `sitectl snapshot create {name} {site.name}`"))
+
+
+def _restore_stores(site: Site, stores: list, name: str, full: bool, res: SiteReset, reporter: Reporter) -> None:
+    """The delta (or ``full``) restore of one site's stores with its closing check, escalating
+    delta → full on a mismatch; fills ``res``.
+
+    Raises:
+        StoreError: still changed after a full restore, or a store command failed.
+    """
+    # A snapshot missing in the container makes changes() or restore() fail: that escalates.
+    found = [] if full else _changes(stores, name)
+    res.changed = sorted(i for _, c in found for i in c.items)
+    if not (full or any(c for _, c in found)):
+        return
+    res.method = "full" if full or any(c.detail.get("full") for _, c in found) else "delta"
+    reporter.step(site.name, f"{res.method} restore from {name}" + (f": {len(res.changed)} item(s)" if res.changed else ""))
+    # A delta restores, flushes and checks in one round trip when every store can.
+    left = _restore_in_one_trip(stores, name, found) if res.method == "delta" else None
+    if left is None:
+        todo = [(st, c) for st, c in (found if not full else [(st, None) for st in stores]) if c is None or c]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+            list(pool.map(lambda sc: sc[0].restore(name, sc[1]), todo))
+        # Cache flushes and the closing check share one round trip.
+        left = [i for _, c in _changes(stores, name, after_restore=True) for i in c.items]
+    if left:
+        res.escalations.append(f"after {res.method}: still changed: {', '.join(left[:5])}")
+        reporter.step(site.name, f"check failed after {res.method}; escalating to full")
+        res.method = "full"
+        for st in stores:
+            st.restore(name, None)
+        left = [i for _, c in _changes(stores, name, after_restore=True) for i in c.items]
+        if left:
+            raise StoreError(f"{site.name}: still changed after a full restore: {', '.join(left[:5])}")
 
 
 def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, full: bool = False,
@@ -391,33 +427,18 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
     stores = stores_for(site, target.container(site), engine)
     res = SiteReset(site.name, "none")
     try:
-        _ready_for_restore(target, site, engine, name, res, reporter)
-        # A snapshot missing in the container makes changes() or restore() fail: that escalates.
-        found = [] if full else _changes(stores, name)
-        res.changed = sorted(i for _, c in found for i in c.items)
-        if full or any(c for _, c in found):
-            res.method = "full" if full or any(c.detail.get("full") for _, c in found) else "delta"
-            reporter.step(site.name, f"{res.method} restore from {name}" + (f": {len(res.changed)} item(s)" if res.changed else ""))
-            # A delta restores, flushes and checks in one round trip when every store can.
-            left = _restore_in_one_trip(stores, name, found) if res.method == "delta" else None
-            if left is None:
-                todo = [(st, c) for st, c in (found if not full else [(st, None) for st in stores]) if c is None or c]
-                with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
-                    list(pool.map(lambda sc: sc[0].restore(name, sc[1]), todo))
-                # Cache flushes and the closing check share one round trip.
-                left = [i for _, c in _changes(stores, name, after_restore=True) for i in c.items]
-            if left:
-                res.escalations.append(f"after {res.method}: still changed: {', '.join(left[:5])}")
-                reporter.step(site.name, f"check failed after {res.method}; escalating to full")
-                res.method = "full"
-                for st in stores:
-                    st.restore(name, None)
-                left = [i for _, c in _changes(stores, name, after_restore=True) for i in c.items]
-                if left:
-                    raise StoreError(f"{site.name}: still changed after a full restore: {', '.join(left[:5])}")
+        _check_covered(target, site, name)
+        try:
+            _restore_stores(site, stores, name, full, res, reporter)
+        except SitectlError:
+            # Not looked at on the fast path (an inspect costs a round trip): a stopped
+            # container (killed, or the engine restarted) is started with its state and reset again.
+            if not _start_if_stopped(target, site, engine, res, reporter):
+                raise
+            _restore_stores(site, stores, name, full, res, reporter)
     except SitectlError as e:
         if not engine.reachable():
-            raise EngineError(
+            raise EngineGone(
                 f"{site.name}: the Docker engine stopped answering during the reset ({e}); when it is back "
                 "(`sudo scripts/bootstrap-engine.sh`), run `sitectl reset` again: it starts stopped "
                 "containers and finishes this reset from its journal") from None
@@ -444,10 +465,13 @@ def _reset_sites(target: Target, chosen: list[Site], engine: Engine, name: str, 
         concurrent.futures.wait(futs)  # every site ends (golden or failed) before anything is reported
     failed = [f.exception() for f in futs if f.exception() is not None]
     if failed:
-        e = failed[0]
-        if isinstance(e, SitectlError) and not isinstance(e, EngineError):
+        # The engine going away explains the others; else every failure is named, one per line.
+        gone = [e for e in failed if isinstance(e, EngineGone)]
+        e = gone[0] if gone else failed[0]
+        if isinstance(e, SitectlError) and not gone:
             # The journal stays: the next reset or verify restores these sites in full.
-            e.args = (f"{e}\nThe reset did not finish; its journal is kept: `sitectl reset` finishes it "
+            e.args = ("\n".join(str(x) for x in failed)
+                      + "\nThe reset did not finish; its journal is kept: `sitectl reset` finishes it "
                       "(a full restore), `sitectl reset --recreate SITE` re-creates a site from its image",)
         raise e
     clear_journal(target)
@@ -471,7 +495,9 @@ def recover(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[
     if waited:
         why += f"; first waited {waited}"
     try:
-        read_manifest(target, snap)
+        listed = read_manifest(target, snap).get("sites", {})
+        if any(s.name not in listed for s in chosen):
+            snap = GOLDEN  # the named snapshot no longer covers them; golden is what a reset means
     except UsageError:
         snap = GOLDEN  # the named snapshot is gone; golden is what a reset means
     rows = _reset_sites(target, chosen, engine, snap, True, reporter)
@@ -488,22 +514,31 @@ def _wait_for_leftover_execs(target: Target, sites: list[Site], engine: Engine, 
                              limit: float = LEFTOVER_EXEC_WAIT) -> str:
     """Wait until no ``docker exec`` runs in the sites' containers, at most ``limit`` seconds.
 
-    A killed sitectl leaves its in-flight ``docker exec`` (a restore batch) running inside the
-    container; restoring over it would interleave two restores. The lock is held, so no other
-    reset runs; an exec found here is the dead process's, or a read-only probe of another
-    command. Returns what was waited for (``""`` when nothing ran), for the recovery's row."""
+    A killed sitectl leaves its in-flight ``docker exec`` (a restore batch, a snapshot copy)
+    running inside the container; restoring or copying beside it would interleave the two. The
+    lock is held, so no other reset or snapshot runs; an exec found here is the dead process's,
+    or a read-only probe of another command. Returns what was waited for (``""`` when nothing
+    ran), for the recovery's row.
+
+    Raises:
+        StoreError: commands still run after ``limit`` seconds (the message names the
+            containers and the next step)."""
     t0 = time.monotonic()
     busy = {s.name: n for s in sites if (n := engine.running_execs(target.container(s)))}
     if not busy:
         return ""
-    reporter.step("recover", "waiting for commands of the interrupted reset still running in "
+    reporter.step("wait", "waiting for commands of an interrupted sitectl still running in "
                   + ", ".join(f"{k} ({v})" for k, v in busy.items()))
     left = dict(busy)
     while left and time.monotonic() - t0 < limit:
         time.sleep(0.2)
         left = {k: n for k in left if (n := engine.running_execs(target.container(target.stack.sites[k])))}
-    took = f"{time.monotonic() - t0:.1f} s for {sum(busy.values())} leftover command(s) in {', '.join(busy)}"
-    return took + (f" (still running after {limit:g} s in {', '.join(left)}: restored over them)" if left else "")
+    if left:
+        raise StoreError(
+            f"commands of an interrupted sitectl still run in {', '.join(target.container(target.stack.sites[k]) for k in left)} "
+            f"after {limit:g} s (`docker top CONTAINER`); changing the state under them is not safe: wait and run "
+            "the command again, or `sitectl reset --recreate " + " ".join(left) + "`")
+    return f"{time.monotonic() - t0:.1f} s for {sum(busy.values())} leftover command(s) in {', '.join(busy)}"
 
 
 def recover_pending(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[SiteReset]:
@@ -527,11 +562,17 @@ def reset(target: Target, sites: list[Site], engine: Engine, name: str = GOLDEN,
     engine.ping()
     chosen = _stateful(target, sites)
     if chosen and name != GOLDEN:
-        read_manifest(target, name)
+        m = read_manifest(target, name)
+        lacking = [s.name for s in chosen if s.name not in m.get("sites", {})]
+        if lacking:  # refused before the journal: a named snapshot is never half applied
+            why = "; ".join(f"{n}: {(m.get('incomplete') or {}).get(n, 'not in it')}" for n in lacking)
+            raise UsageError(f"snapshot {name!r} has no complete copy of {', '.join(lacking)} ({why}); "
+                             f"take it with `sitectl snapshot create {name} {' '.join(lacking)}`")
     elif chosen and not manifest_path(target, GOLDEN).is_file():
         raise UsageError(
-            f"instance {target.instance} has no golden snapshot in {snapshots_dir()}: `sitectl up` takes it "
-            "(if the snapshots live elsewhere, set SITECTL_SNAPSHOTS_DIR to that folder)")
+            f"instance {target.instance} has no golden snapshot manifest in {snapshots_dir()}. If the "
+            "snapshots live elsewhere, set SITECTL_SNAPSHOTS_DIR to that folder; else `sitectl reset "
+            "--recreate` brings the sites back to their images and takes golden again")
     with instance_lock(target, "reset " + ",".join(s.name for s in chosen), wait):
         recovered = {r.site: r for r in recover(target, engine, reporter)}
         rows = _reset_sites(target, chosen, engine, name, full, reporter)

@@ -40,6 +40,11 @@ du -sb -- "$snap" | cut -f1
 # after a tab), so an unchanged tree costs one listing inside the container and no transfer.
 LIST_SH = r"""
 [ -f "$2" ] || { echo "no snapshot listing $2" >&2; exit 3; }
+# A listing recorded by sitectl before folder sizes were left out is brought to today's format.
+if awk -F'\t' '$1 == "d" && $4 != "-" { f = 1; exit } END { exit !f }' "$2"; then
+  awk 'BEGIN { FS = OFS = "\t" } $1 == "d" { $4 = "-" } { print }' "$2" | LC_ALL=C sort > "$2.v2" \
+    && mv -f -- "$2.v2" "$2" || rm -f -- "$2.v2"
+fi
 { [ -d "$1" ] && find "$1" -mindepth 0 LIST_P; } | LC_ALL=C sort | LC_ALL=C comm -3 - "$2"
 """
 
