@@ -451,7 +451,10 @@ def snapshot_list(target: Target, as_json: bool):
 def snapshot_restore(target: Target, as_json: bool, name, sites):
     """Restore SITES (default: all in the snapshot) to snapshot NAME; it becomes their baseline."""
     m = snapshots.read_manifest(target, name)
-    chosen = target.stack.select(sites) if sites else [target.stack.sites[s] for s in m["sites"] if s in target.stack.sites]
+    # Default: every site the snapshot covers or should cover; an incomplete one is refused
+    # (nothing is restored) rather than skipped.
+    named = list(m["sites"]) + [s for s in (m.get("incomplete") or {}) if s not in m["sites"]]
+    chosen = target.stack.select(sites) if sites else [target.stack.sites[s] for s in named if s in target.stack.sites]
     rows = snapshots.reset(target, chosen, Engine(), name=name, reporter=_reporter(as_json))
     if as_json:
         return {"sites": [r.as_dict() for r in rows]}

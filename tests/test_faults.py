@@ -326,3 +326,59 @@ def test_killed_while_retaking_golden_never_leaves_a_half_copy_in_use(mini, engi
     ok, res = deep_ok("reddit")
     assert ok, res
     assert golden_fingerprints(mini, "reddit") == before
+
+
+def test_a_named_snapshot_lacking_a_site_is_refused_before_anything_changes(mini, engine):
+    try:
+        assert cli("snapshot", "create", "only_forum", "reddit", "--json")[0] == 0
+        magento.place_order("http://127.0.0.1:7770")
+        code, res = cli("snapshot", "restore", "only_forum", "shopping", "--json")
+        assert code == 2 and "no complete copy of shopping" in res["error"], res
+        assert "`sitectl snapshot create only_forum shopping`" in res["error"] and "nothing was restored" in res["error"]
+        assert not journal_path(mini).exists()
+        # The shop was not touched: the order is still there, and golden's reset finds it.
+        code, res = cli("reset", "shopping", "--json")
+        assert code == 0 and any("sales_order" in c for c in res["sites"][0]["changed"]), res
+        # An incomplete site is refused too when no site is named (never silently skipped).
+        m = snapshots.read_manifest(mini, "only_forum")
+        snapshots._write_manifest(mini, "only_forum", {**m, "incomplete": {"shopping": "a test marks it"}})
+        code, res = cli("snapshot", "restore", "only_forum", "--json")
+        assert code == 2 and "a test marks it" in res["error"], res
+    finally:
+        cli("snapshot", "delete", "only_forum", "--json")
+
+
+def test_recovery_waits_for_a_killed_resets_leftover_command(mini, engine, monkeypatch):
+    """A killed sitectl's `docker exec` keeps running in the container (here: a real exec the
+    test starts and leaves running, as a dead process would); recovery waits for it, and after
+    its limit changes nothing under it."""
+    from sitectl.ops.journal import write_journal
+
+    forum = cname(mini, "reddit")
+    postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", "leftover exec")
+    write_journal(mini, {"op": "reset", "sites": ["reddit"], "snapshot": "golden"})  # as a killed reset leaves it
+    orphan = subprocess.Popen(["docker", "exec", forum, "sleep", "3"])
+    try:
+        time.sleep(0.5)
+        code, res = cli("reset", "reddit", "--json")
+        assert code == 0, res
+        esc = " ".join(res["sites"][0]["escalations"])
+        assert "recovered an interrupted reset" in esc and "leftover command(s) in reddit" in esc, esc
+        assert orphan.poll() is not None  # the reset ran only after the leftover command ended
+    finally:
+        orphan.wait(30)
+    # Still running after the limit: refused (exit 9), the journal kept, nothing restored.
+    monkeypatch.setattr(snapshots, "LEFTOVER_EXEC_WAIT", 1.0)
+    write_journal(mini, {"op": "reset", "sites": ["reddit"], "snapshot": "golden"})
+    orphan = subprocess.Popen(["docker", "exec", forum, "sleep", "6"])
+    try:
+        time.sleep(0.5)
+        code, res = cli("reset", "reddit", "--json")
+        assert code == 9 and "still run in" in res["error"] and forum in res["error"], res
+        assert "sitectl reset --recreate reddit" in res["error"], res
+        assert journal_path(mini).exists()
+    finally:
+        orphan.wait(30)
+    code, res = cli("reset", "reddit", "--json")
+    assert code == 0 and not journal_path(mini).exists(), res
+    assert deep_ok("reddit")[0]

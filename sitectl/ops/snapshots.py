@@ -511,8 +511,9 @@ LEFTOVER_EXEC_WAIT = 60.0
 
 
 def _wait_for_leftover_execs(target: Target, sites: list[Site], engine: Engine, reporter: Reporter,
-                             limit: float = LEFTOVER_EXEC_WAIT) -> str:
-    """Wait until no ``docker exec`` runs in the sites' containers, at most ``limit`` seconds.
+                             limit: float | None = None) -> str:
+    """Wait until no ``docker exec`` runs in the sites' containers, at most ``limit`` seconds
+    (default :data:`LEFTOVER_EXEC_WAIT`).
 
     A killed sitectl leaves its in-flight ``docker exec`` (a restore batch, a snapshot copy)
     running inside the container; restoring or copying beside it would interleave the two. The
@@ -523,6 +524,7 @@ def _wait_for_leftover_execs(target: Target, sites: list[Site], engine: Engine, 
     Raises:
         StoreError: commands still run after ``limit`` seconds (the message names the
             containers and the next step)."""
+    limit = LEFTOVER_EXEC_WAIT if limit is None else limit
     t0 = time.monotonic()
     busy = {s.name: n for s in sites if (n := engine.running_execs(target.container(s)))}
     if not busy:
@@ -566,8 +568,9 @@ def reset(target: Target, sites: list[Site], engine: Engine, name: str = GOLDEN,
         lacking = [s.name for s in chosen if s.name not in m.get("sites", {})]
         if lacking:  # refused before the journal: a named snapshot is never half applied
             why = "; ".join(f"{n}: {(m.get('incomplete') or {}).get(n, 'not in it')}" for n in lacking)
-            raise UsageError(f"snapshot {name!r} has no complete copy of {', '.join(lacking)} ({why}); "
-                             f"take it with `sitectl snapshot create {name} {' '.join(lacking)}`")
+            raise UsageError(f"snapshot {name!r} has no complete copy of {', '.join(lacking)} ({why}); nothing "
+                             f"was restored: take it with `sitectl snapshot create {name} {' '.join(lacking)}`, "
+                             "or name only the sites it covers")
     elif chosen and not manifest_path(target, GOLDEN).is_file():
         raise UsageError(
             f"instance {target.instance} has no golden snapshot manifest in {snapshots_dir()}. If the "
