@@ -2,6 +2,7 @@
 scripts/bootstrap-engine.sh), real databases and real HTTP; nothing is mocked."""
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -12,6 +13,18 @@ from sitectl.progress import Reporter
 from sitectl.target import Target, resolve_target
 
 MINI_HOST = "127.0.0.1"
+
+
+def cli(*args):
+    """Run the real CLI in-process: ``(exit code, parsed JSON)`` with ``--json``, else
+    ``(exit code, output)``. A traceback (an exception that is not a clean exit) fails the test."""
+    from click.testing import CliRunner
+
+    from sitectl.cli import main
+
+    r = CliRunner().invoke(main, list(args))
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    return r.exit_code, json.loads(r.stdout) if "--json" in args and r.stdout.strip() else r.output
 SCRATCH_INSTANCE = 7  # bad-input tests run their own small stacks as instance 7
 
 

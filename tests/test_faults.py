@@ -23,28 +23,20 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from python_on_whales import docker
 
-from sitectl.cli import main
 from sitectl.engine import Engine
 from sitectl.errors import EngineError
 from sitectl.ops import lifecycle, snapshots
 from sitectl.ops.journal import journal_path
 from sitectl.progress import Reporter
 from tests.actions import magento, postmill
-from tests.conftest import SCRATCH_INSTANCE
+from tests.conftest import SCRATCH_INSTANCE, cli
 from tests.faultproxy import FaultProxy
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[1]
 FORUM = "http://127.0.0.1:9999"
-
-
-def cli(*args):
-    r = CliRunner().invoke(main, list(args))
-    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
-    return r.exit_code, json.loads(r.stdout) if "--json" in args and r.stdout.strip() else r.output
 
 
 class FaultAt(Reporter):

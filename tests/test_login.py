@@ -8,12 +8,11 @@ import stat
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sitectl.cli import main
 from sitectl.ops import login as loginmod
 from sitectl.sites import driver_for
 from sitectl.target import resolve_target
+from tests.conftest import cli
 from tests.faultproxy import FaultProxy
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("keep_login_registry")]
@@ -22,12 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EIGHT = ["gitlab_state.json", "shopping_state.json", "shopping_admin_state.json", "reddit_state.json",
          "gitlab.reddit_state.json", "gitlab.shopping_state.json", "gitlab.shopping_admin_state.json",
          "shopping.shopping_admin_state.json"]
-
-
-def cli(*args):
-    r = CliRunner().invoke(main, list(args))
-    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
-    return r.exit_code, json.loads(r.stdout) if "--json" in args and r.stdout.strip() else r.output
 
 
 def probe_file(target, path: Path, role: str = "default") -> dict[str, str]:

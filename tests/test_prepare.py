@@ -11,24 +11,17 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from sitectl import Environment
-from sitectl.cli import main
 from sitectl.ops import login as loginmod
 from sitectl.sites import driver_for
 from tests.actions import postmill
+from tests.conftest import cli
 from tests.test_mini import TASK_FILE
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("keep_login_registry")]
 ROOT = Path(__file__).resolve().parents[1]
 LEFT = re.compile(r"__(GITLAB|REDDIT|SHOPPING|SHOPPING_ADMIN|WIKIPEDIA|MAP|HOMEPAGE)__")
-
-
-def cli(*args):
-    r = CliRunner().invoke(main, list(args))
-    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
-    return r.exit_code, (json.loads(r.stdout) if "--json" in args and r.stdout.strip() else r.output)
 
 
 def task_file(tmp_path, task: dict) -> Path:

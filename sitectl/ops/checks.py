@@ -77,12 +77,12 @@ def verify(target: Target, sites: list[Site], engine: Engine, raise_on_failure: 
     return outcomes
 
 
-def verify_report(target: Target, sites: list[Site], engine: Engine, deep: bool = False, snapshot: str = "golden",
+def verify_report(target: Target, sites: list[Site], engine: Engine, deep: bool = False, snapshot: str | None = None,
                   reporter: Reporter = QUIET) -> dict:
     """What ``sitectl verify`` reports (the CLI and :meth:`sitectl.Environment.verify`).
 
     First an interrupted reset is rolled forward (:func:`sitectl.ops.snapshots.recover_pending`);
-    with ``deep``, every store's fingerprints are compared with ``snapshot``'s manifest before
+    with ``deep``, every store's fingerprints are compared with ``snapshot``'s (default golden) manifest before
     the probes run (their logins write sessions); then every probe (:func:`verify`).
 
     Returns:
@@ -95,7 +95,7 @@ def verify_report(target: Target, sites: list[Site], engine: Engine, deep: bool 
     from sitectl.ops import snapshots
 
     recovered = snapshots.recover_pending(target, engine, reporter)
-    states = snapshots.verify_deep(target, sites, engine, snapshot) if deep else []
+    states = snapshots.verify_deep(target, sites, engine, snapshot or snapshots.GOLDEN) if deep else []
     outcomes = verify(target, sites, engine, raise_on_failure=False)
     res = {"ok": all(o.ok for o in outcomes) and all(s["ok"] for s in states),
            "results": [o.as_dict() for o in outcomes], "recovered": [r.as_dict() for r in recovered]}
