@@ -593,6 +593,11 @@ def tasks_prepare(target: Target, as_json: bool, path: Path, task_ids, all_tasks
 # `sitectl task prepare` reads as well as `sitectl tasks prepare`.
 main.add_command(tasks, name="task")
 
+from sitectl.cli_cluster import cluster, k8s  # noqa: E402 - registers on `main`, which it imports
+
+main.add_command(cluster)
+main.add_command(k8s)
+
 
 def run() -> None:
     """Console-script entry point: click's own usage errors (a bad option value) become the

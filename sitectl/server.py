@@ -14,7 +14,8 @@ Two faces on one port (stdlib ``ThreadingHTTPServer``, one thread per request):
   ``POST /api/reset`` ``{"instance", "sites", "full"}`` (waits; 409 when one runs or the
   instance is leased); ``POST /api/leases`` ``{"client", "ttl"}`` (200 with the instance's URLs,
   WebArena and BrowserGym variables and its own ``WA_FULL_RESET``; 503 when none is free);
-  ``POST /api/leases/<id>/heartbeat``; ``DELETE /api/leases/<id>`` (release: the instance is
+  ``GET /api/leases/<id>`` (the lease now: after a cluster failover, its new instance and
+  URLs); ``POST /api/leases/<id>/heartbeat``; ``DELETE /api/leases/<id>`` (release: the instance is
   reset before it is leased again).
 
 Every request that changes something, and the status API, needs the token:
@@ -167,7 +168,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, "Reset initiated")
         if sub == "/status":
             slot = pool.slot(inst)
-            if slot.state == "resetting":
+            if slot.state in ("resetting", "starting", "unplaced"):  # a cluster instance being (re)placed
                 return self._send(200, ONGOING)
             if slot.state == "failed":
                 return self._send(500, f"Reset failed: {slot.error}")
@@ -176,6 +177,12 @@ class Handler(BaseHTTPRequestHandler):
             if not authed:
                 return self._deny()
             return self._send(200, pool.status(health=True))
+        m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})$", path)
+        if m:  # the lease id is the credential: its holder reads where it points now
+            try:
+                return self._send(200, self._lease_body(pool.lease(m.group(1))))
+            except LeaseError:
+                return self._send(404, {"error": "unknown or ended lease"})
         return self._send(404, {"error": f"no such endpoint: GET {path}"})
 
     def do_POST(self):

@@ -314,8 +314,11 @@ def recorded_host(engine: Engine, instance: int | None) -> tuple[str | None, boo
 
 
 def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,
-       build: bool = True, recreate: bool = False) -> list[SiteUp]:
+       build: bool = True, recreate: bool = False, check_images: bool = True) -> list[SiteUp]:
     """Bring ``sites`` up (all concurrently after their containers start).
+
+    ``check_images``: make sure the images are present and current first (off for a sidecar
+    agent in a Kubernetes pod, whose images the kubelet pulled and no engine can inspect).
 
     Returns:
         One :class:`SiteUp` per site, in stack order.
@@ -328,12 +331,13 @@ def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = Q
 
     engine.ping()
     with instance_lock(target, "up"):
-        return _up(target, sites, engine, reporter, build, recreate)
+        return _up(target, sites, engine, reporter, build, recreate, check_images)
 
 
 def _up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter, build: bool,
-        recreate: bool) -> list[SiteUp]:
-    ensure_images(target, sites, engine, reporter, build=build)
+        recreate: bool, check_images: bool = True) -> list[SiteUp]:
+    if check_images:
+        ensure_images(target, sites, engine, reporter, build=build)
     engine.ensure_network(target.network, target.labels())
     results: dict[str, SiteUp] = {}
     errors: list[BaseException] = []

@@ -35,6 +35,8 @@ class Lease:
         instance: the instance number leased.
         ttl: seconds a heartbeat keeps the lease alive.
         expires: monotonic deadline of the next heartbeat.
+        failovers: how many times the lease moved to another instance because its instance
+            was lost (a cluster pool, :mod:`sitectl.ops.cluster`).
     """
 
     id: str
@@ -43,10 +45,12 @@ class Lease:
     ttl: float
     expires: float
     since: float = field(default_factory=time.time)
+    failovers: int = 0
 
     def as_dict(self, now: float) -> dict:
         return {"lease": self.id, "client": self.client, "instance": self.instance, "ttl": self.ttl,
-                "expires_in": round(max(0.0, self.expires - now), 1), "since": self.since}
+                "expires_in": round(max(0.0, self.expires - now), 1), "since": self.since,
+                "failovers": self.failovers}
 
 
 @dataclass

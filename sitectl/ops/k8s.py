@@ -1,0 +1,247 @@
+"""``sitectl k8s render``: Kubernetes manifests for a fleet (docs/cluster.md#kubernetes).
+
+One namespace per instance (``<ns>-i<K>``), so each site is a Service named after it and its
+URL is ``http://<site>.<ns>-i<K>.svc.cluster.local:<port>`` (sitectl's per-site host names,
+``--site-hosts``); the pool in ``<ns>``. Per instance:
+
+* a **StatefulSet** per stateful site (one with snapshot stores): the site container and the
+  reset agent as a sidecar (``sitectl cluster agent --engine pod``) in one pod with
+  ``shareProcessNamespace: true``, both mounting the site's **PersistentVolumeClaim** at
+  ``/var/lib/sitectl`` (golden copies, staging, the agent's manifests) plus the stack file's own
+  volumes; the agent enters the site container's namespaces as ``docker exec`` does
+  (:mod:`sitectl.engine_pod`), hence ``SYS_ADMIN`` and ``SYS_PTRACE``;
+* a **Deployment** per stateless site;
+* a **Service** per site (its URL port, and the agent's port);
+* **readiness probes** from ``healthchecks/``: the site's first ready probe of type ``http``
+  (``httpGet`` with the ``Host`` header of its URL), else its first ``exec`` one;
+* the **Secret** with the token in every namespace, and one with the stack file's accounts.
+
+The pool is a **Deployment** (``sitectl cluster pool --k8s``) with its Service; it reaches each
+agent by its Service name. Kubernetes places and restarts the pods; the pool leases, resets
+through the agents, and moves leases off an instance whose agents stop answering.
+"""
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import yaml
+
+from sitectl.ops.cluster import POOL_PORT, ClusterSpec, agent_port
+from sitectl.probes import probes_of
+from sitectl.stack import Site
+from sitectl.target import Target
+
+#: The agent's state folder in a pod (on the site's PVC, beside the site's own /var/lib/sitectl).
+POD_STATE = "/var/lib/sitectl/agent"
+TOKEN_SECRET = "sitectl-token"
+
+
+def instance_namespace(prefix: str, instance: int) -> str:
+    return f"{prefix}-i{instance}"
+
+
+def service_name(site: Site) -> str:
+    """A site's Service: its name, ``_`` turned into ``-`` (DNS-1035), as ``Target.site_host``."""
+    return site.name.replace("_", "-")
+
+
+def instance_target(spec: ClusterSpec, prefix: str, instance: int) -> Target:
+    """The Target of an instance on Kubernetes: sites at ``<site>.<ns>-i<K>.svc.cluster.local``."""
+    return spec.target(instance, f"{instance_namespace(prefix, instance)}.svc.cluster.local", site_hosts=True)
+
+
+def _labels(instance: int, site: Site) -> dict:
+    return {"app.kubernetes.io/name": service_name(site), "app.kubernetes.io/part-of": "sitectl",
+            "sitectl.instance": str(instance)}
+
+
+def readiness(target: Target, site: Site) -> dict | None:
+    """The readiness probe of ``site``'s container from its health-check file, or None."""
+    ready = probes_of(target, site, "ready")
+    http = next((p for p in ready if p.type == "http"), None)
+    base = {"periodSeconds": 5, "failureThreshold": 3, "timeoutSeconds": 5}
+    if http is not None:
+        from urllib.parse import urlsplit
+
+        url = urlsplit(target.url(site))
+        path = (url.path.rstrip("/") + "/" + http.path.lstrip("/")) if not http.from_origin else http.path
+        return {"httpGet": {"path": path or "/", "port": target.container_port(site),
+                            "httpHeaders": [{"name": "Host", "value": url.netloc}]}, **base}
+    ex = next((p for p in ready if p.type == "exec"), None)
+    if ex is not None:
+        return {"exec": {"command": list(ex.argv)}, **base}
+    return None
+
+
+def _site_container(target: Target, site: Site) -> dict:
+    from sitectl.ops.lifecycle import run_spec
+
+    spec = run_spec(target, site)
+    c: dict = {"name": "site", "image": spec.image,
+               "ports": [{"containerPort": cp, "name": f"p{i}"} for i, (_, _, cp) in enumerate(spec.publish)]}
+    if spec.command:
+        c["args"] = list(spec.command)  # docker run's command replaces CMD, as args do
+    if spec.env:
+        c["env"] = [{"name": k, "value": v} for k, v in spec.env.items()]
+    probe = readiness(target, site)
+    if probe:
+        c["readinessProbe"] = probe
+    return c
+
+
+def _volumes(target: Target, site: Site) -> tuple[list[dict], list[str]]:
+    """(volumeMounts, claim names) of the stack file's own volumes of ``site``."""
+    mounts, claims = [], []
+    for i, v in enumerate(site.volumes):
+        dst = target.fill(v, site).split(":")[1]
+        name = f"data{i}"
+        mounts.append({"name": name, "mountPath": dst})
+        claims.append(name)
+    return mounts, claims
+
+
+def _claim(name: str, size: str, storage_class: str | None) -> dict:
+    spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def instance_objects(spec: ClusterSpec, prefix: str, instance: int, storage_class: str | None,
+                     volume_size: str) -> list[dict]:
+    """The Namespace, workloads and Services of one instance."""
+    ns = instance_namespace(prefix, instance)
+    t = instance_target(spec, prefix, instance)
+    out: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}]
+    for site in spec.chosen_sites(t):
+        name, labels = service_name(site), _labels(instance, site)
+        site_c = _site_container(t, site)
+        mounts, claims = _volumes(t, site)
+        ports = [{"name": f"p{i}", "port": t.host_port(site, i), "targetPort": t.container_port(site, i)}
+                 for i in range(len(site.container_ports))]
+        if site.stores:
+            site_c["volumeMounts"] = [{"name": "state", "mountPath": "/var/lib/sitectl"}, *mounts]
+            aport = agent_port(instance)
+            agent = {
+                "name": "agent", "image": spec.agent_image,
+                "args": ["sitectl", "cluster", "agent", "--engine", "pod", *spec.args_for([site.name]),
+                         "--instance", str(instance), "--host", t.host, "--site-hosts", "--namespace", ns,
+                         "--generation", "1", "--port", str(aport)],
+                "env": [{"name": "SITECTL_SNAPSHOTS_DIR", "value": f"{POD_STATE}/snapshots"}],
+                "ports": [{"containerPort": aport, "name": "agent"}],
+                "securityContext": {"capabilities": {"add": ["SYS_ADMIN", "SYS_PTRACE"]}},
+                "volumeMounts": [{"name": "state", "mountPath": "/var/lib/sitectl"},
+                                 {"name": "token", "mountPath": "/run/secrets/sitectl-token", "subPath": "token",
+                                  "readOnly": True}],
+            }
+            ports.append({"name": "agent", "port": aport, "targetPort": aport})
+            out.append({
+                "apiVersion": "apps/v1", "kind": "StatefulSet",
+                "metadata": {"name": name, "namespace": ns, "labels": labels},
+                "spec": {
+                    "serviceName": name, "replicas": 1, "selector": {"matchLabels": labels},
+                    "template": {"metadata": {"labels": labels}, "spec": {
+                        "shareProcessNamespace": True,
+                        "containers": [site_c, agent],
+                        "volumes": [{"name": "token", "secret": {"secretName": TOKEN_SECRET, "defaultMode": 0o400}}],
+                    }},
+                    "volumeClaimTemplates": [_claim(c, volume_size, storage_class) for c in ["state", *claims]],
+                },
+            })
+        else:
+            pod: dict = {"containers": [site_c]}
+            if mounts:
+                site_c["volumeMounts"] = mounts
+                pod["volumes"] = [{"name": c, "persistentVolumeClaim": {"claimName": f"{name}-{c}"}} for c in claims]
+                for c in claims:
+                    claim = _claim(f"{name}-{c}", volume_size, storage_class)
+                    out.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                "metadata": {**claim["metadata"], "namespace": ns}, "spec": claim["spec"]})
+            out.append({"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": name, "namespace": ns, "labels": labels},
+                        "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                                 "template": {"metadata": {"labels": labels}, "spec": pod}}})
+        out.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": ns, "labels": labels},
+                    "spec": {"selector": labels, "ports": ports}})
+    return out
+
+
+def secret_objects(spec: ClusterSpec, prefix: str, token: str) -> list[dict]:
+    """The token Secret in every namespace; the stack file's accounts in the pool's."""
+    t = spec.target(0, "localhost")
+    namespaces = [prefix] + [instance_namespace(prefix, k) for k in range(spec.instances)]
+    out = [{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": TOKEN_SECRET, "namespace": ns},
+            "data": {"token": base64.b64encode(token.encode()).decode()}} for ns in namespaces]
+    accounts = {}
+    for site in spec.chosen_sites(t):
+        for role, acc in site.accounts.items():
+            accounts[f"{site.name}.{role}.username"] = acc.username
+            accounts[f"{site.name}.{role}.password"] = acc.password
+    out.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                "metadata": {"name": "sitectl-accounts", "namespace": prefix},
+                "data": {k: base64.b64encode(v.encode()).decode() for k, v in sorted(accounts.items())}})
+    return out
+
+
+def pool_objects(spec: ClusterSpec, prefix: str) -> list[dict]:
+    """The pool: Namespace, Deployment and Service."""
+    labels = {"app.kubernetes.io/name": "sitectl-pool", "app.kubernetes.io/part-of": "sitectl"}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": prefix}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "sitectl-pool", "namespace": prefix,
+                                                                      "labels": labels},
+         "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "strategy": {"type": "Recreate"},
+                  "template": {"metadata": {"labels": labels}, "spec": {"containers": [{
+                      "name": "pool", "image": spec.agent_image,
+                      "args": ["sitectl", "cluster", "pool", "--k8s", "--k8s-namespace", prefix, *spec.args(),
+                               "--instances", str(spec.instances), "--token-secret", TOKEN_SECRET,
+                               "--port", str(POOL_PORT),
+                               "--public-url", f"http://sitectl-pool.{prefix}.svc.cluster.local:{POOL_PORT}"],
+                      "ports": [{"containerPort": POOL_PORT, "name": "http"}],
+                      "readinessProbe": {"tcpSocket": {"port": POOL_PORT}, "periodSeconds": 5},
+                      "volumeMounts": [{"name": "token", "mountPath": "/run/secrets/sitectl-token", "subPath": "token",
+                                        "readOnly": True}],
+                  }], "volumes": [{"name": "token", "secret": {"secretName": TOKEN_SECRET, "defaultMode": 0o400}}]}}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "sitectl-pool", "namespace": prefix, "labels": labels},
+         "spec": {"selector": labels, "ports": [{"name": "http", "port": POOL_PORT, "targetPort": POOL_PORT}]}},
+    ]
+
+
+def render(spec: ClusterSpec, token: str, namespace: str = "sitectl", storage_class: str | None = None,
+           volume_size: str = "10Gi") -> dict[str, list[dict]]:
+    """Every manifest, by file name: ``00-pool.yaml``, ``10-secrets.yaml``,
+    ``20-instance-<K>.yaml``."""
+    files = {"00-pool.yaml": pool_objects(spec, namespace), "10-secrets.yaml": secret_objects(spec, namespace, token)}
+    for k in range(spec.instances):
+        files[f"20-instance-{k}.yaml"] = instance_objects(spec, namespace, k, storage_class, volume_size)
+    return files
+
+
+class _Dumper(yaml.SafeDumper):
+    """Plain YAML: a repeated mapping (the labels) is written out again, not as an alias."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+
+def write(spec: ClusterSpec, out_dir: Path, token: str, **kw) -> list[Path]:
+    """Write :func:`render`'s files into ``out_dir`` (created; the Secrets file mode 0600).
+    Returns the paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, objs in render(spec, token, **kw).items():
+        p = out_dir / name
+        text = yaml.dump_all(objs, Dumper=_Dumper, sort_keys=False)
+        if "secret" in name:  # the token: readable by the owner only, from the first byte
+            p.unlink(missing_ok=True)
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+        else:
+            p.write_text(text)
+        paths.append(p)
+    return paths
+
