@@ -27,7 +27,6 @@ import time
 import uuid
 from pathlib import Path
 
-import requests
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -39,7 +38,7 @@ from sitectl.ops.pool import Pool, default_reset  # noqa: E402
 from sitectl.progress import Reporter  # noqa: E402
 from sitectl.server import make_server, serve  # noqa: E402
 from sitectl.target import resolve_target  # noqa: E402
-from tests.actions import postmill  # noqa: E402
+from bench.leasing import run_lease_loop  # noqa: E402
 
 TOKEN = "bench-" + uuid.uuid4().hex
 MUTABLE = ["shopping", "shopping_admin", "reddit", "gitlab"]
@@ -56,36 +55,9 @@ def run_clients(pool: Pool, n: int, seconds: float) -> dict:
     th = threading.Thread(target=serve, args=(srv, 0.2), daemon=True)
     th.start()
     base, hdr = srv.public_base, {"Authorization": f"Bearer {TOKEN}"}
-    done, waits, errors = [], [], []
-    stop_at = time.monotonic() + seconds
-
-    def client(i: int) -> None:
-        while time.monotonic() < stop_at:
-            t0 = time.monotonic()
-            while True:  # wait for a free instance
-                r = requests.post(f"{base}/api/leases", json={"client": f"c{i}", "ttl": 300}, headers=hdr, timeout=60)
-                if r.status_code == 200:
-                    break
-                if time.monotonic() > stop_at + 600:
-                    errors.append("no lease within 10 min")
-                    return
-                time.sleep(0.05)
-            waits.append(time.monotonic() - t0)
-            lease = r.json()
-            try:
-                postmill.create_post(lease["urls"]["reddit"], "sitectl_trusted", "sitectl1234", "books",
-                                     f"bench {uuid.uuid4().hex[:8]}")
-            except Exception as e:  # noqa: BLE001 - counted, the lease is still released
-                errors.append(f"mutate: {e}")
-            requests.delete(f"{base}/api/leases/{lease['lease']}", headers=hdr, timeout=60)
-            done.append(time.monotonic())
-
     t_start = time.monotonic()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    loop = run_lease_loop(base, hdr, n, seconds)
+    done, waits, errors = loop["done"], loop["waits"], loop["errors"]
     for num in pool.slots:  # the last releases' resets count too
         pool.wait(num, 1800)
     elapsed = time.monotonic() - t_start

@@ -3,8 +3,8 @@
 benchmark (tests/test_cluster.py, bench/cluster.py) and for trying `sitectl cluster` here.
 
 Each node is a container of scripts/swarm-lab/Dockerfile (Debian's docker.io on the local
-Debian base image) running its own dockerd, on the lab network (172.31.0.0/24 by default),
-its engine at tcp://172.31.0.1<i>:2375. Node 1 is the manager; the others join as workers.
+Debian base image) running its own dockerd, on the lab network (10.213.0.0/24 by default: outside Docker's default address pools),
+its engine at tcp://10.213.0.1<i>:2375. Node 1 is the manager; the others join as workers.
 The nodes get every capability but CAP_SYS_RESOURCE (which this machine's bounding set lacks,
 so `--privileged` fails here), no seccomp/AppArmor profile and a writable /proc and /sys.
 
@@ -47,7 +47,7 @@ def nodes(docker: DockerClient | None = None) -> list[dict]:
     return sorted(out, key=lambda n: n["name"])
 
 
-def up(count: int = 3, prefix: str = "172.31.0", log=print) -> list[dict]:
+def up(count: int = 3, prefix: str = "10.213.0", log=print) -> list[dict]:
     """Start ``count`` nodes (idempotent: running nodes are kept) and make them one swarm."""
     d = DockerClient()
     if not d.image.exists(NODE_IMAGE):

@@ -2,6 +2,7 @@
 See docs/cluster.md."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -90,7 +91,8 @@ def cluster():
               help="Engine URL of a node (repeat), e.g. tcp://10.0.0.5:2375 or ssh://root@node5.")
 @click.option("--no-build", is_flag=True, help="Do not build missing images here; fail instead.")
 @fleet_options
-@docker_host_option
+@click.option("--docker-host", default=None,
+              help="The engine the images are built on and saved from (default: DOCKER_HOST, else the local one).")
 @json_option
 @_guard
 def push_images_cmd(as_json, nodes, no_build, stack, sites, seed, scale, docker_host):
@@ -128,11 +130,13 @@ def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait,
     from sitectl.engine_swarm import Swarm
     from sitectl.ops import cluster as cl
 
-    token = read_or_make_token(token_file or _default_token_file())
     spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=cl.parse_labels(node_labels),
-                 reserve=cl.parse_size(reserve_memory), token_secret=cl.token_secret_name(token),
-                 start_timeout=start_timeout)
-    res = cl.deploy(Swarm(_engine(docker_host)), spec, token, Reporter(), wait=wait, port=port)
+                 reserve=cl.parse_size(reserve_memory), start_timeout=start_timeout)
+    swarm = Swarm(_engine(docker_host))
+    cl.manager_node(swarm)  # refused before the token file is made
+    token = read_or_make_token(token_file or _default_token_file())
+    spec = dataclasses.replace(spec, token_secret=cl.token_secret_name(token))
+    res = cl.deploy(swarm, spec, token, Reporter(), wait=wait, port=port)
     if not as_json:
         _print_status(res)
         out.print(f"pool: {res['pool_url']}  (token in {token_file or _default_token_file()})")
@@ -140,9 +144,11 @@ def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait,
 
 
 @cluster.command()
-@click.option("--port", type=click.IntRange(1, 65535), default=7565, show_default=True, help="The pool's port.")
+@click.option("--port", type=click.IntRange(1, 65535), default=7565, show_default=True,
+              help="The pool's port (as given to `cluster deploy`).")
 @docker_host_option
-@token_option
+@click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The token file `cluster deploy` used (default: <snapshots dir>/cluster-token).")
 @json_option
 @_guard
 def status(as_json, port, docker_host, token_file):
@@ -270,8 +276,9 @@ def render(as_json, instances, out_dir, namespace, storage_class, volume_size, a
     from sitectl.ops import cluster as cl
     from sitectl.ops import k8s as k8smod
 
-    token = read_or_make_token(token_file or _default_token_file())
     spec = _spec(stack, sites, seed, scale, instances=instances, agent_image=agent_image or cl.AGENT_IMAGE)
+    k8smod.check_options(spec, namespace, storage_class, volume_size)  # before the token file is made
+    token = read_or_make_token(token_file or _default_token_file())
     files = k8smod.write(spec, out_dir, token, namespace=namespace, storage_class=storage_class,
                          volume_size=volume_size)
     if not as_json:

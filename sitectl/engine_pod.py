@@ -9,18 +9,21 @@ mount, UTS, IPC, network and PID namespaces (``setns(2)``), here through util-li
 ``environ``). Files are copied through ``/proc/PID/root``.
 
 The site container is the one process whose parent is outside the shared PID namespace
-(parent pid 0), that lives in another mount namespace than the agent, and that is not the
-pod's ``/pause`` process. Its identity is ``PID:start time`` (``/proc/PID/stat`` field 22): a
+(parent pid 0), that lives in another mount namespace than the agent, that is not the pod's
+``/pause`` process, and whose environment has ``SITECTL_SITE=<site>`` (``sitectl k8s render``
+sets it on the site container, so a service-mesh proxy or a debug container in the same pod is
+never taken for the site). Its identity is ``PID:start time`` (``/proc/PID/stat`` field 22): a
 restarted container is a new process, so, as with :class:`sitectl.engine_swarm.TaskEngine`,
 ``container()`` reports an identity the agent has not adopted as missing and ``up`` takes it
 through ``run()`` (post-start steps, golden snapshot).
 
 Not available here (no engine): image builds and loads, ``docker logs`` (use
-``kubectl logs``), memory figures; leftover execs of a killed agent are not counted.
+``kubectl logs``), memory figures; leftover execs of a killed agent are not counted. Where the
+site is PID 1 of the shared namespace (``docker run --pid container:SITE``), the kernel ignores
+the sidecar's signals to it, so :meth:`PodEngine.remove` fails instead of re-creating.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -29,6 +32,7 @@ import time
 from pathlib import Path
 
 from sitectl.engine import ContainerInfo, Engine, RunSpec
+from sitectl.engine_swarm import Adopted
 from sitectl.errors import ContainerExited, EngineError
 
 PROC = Path("/proc")
@@ -60,9 +64,20 @@ def _cmdline(pid: int) -> list[str]:
         return []
 
 
-def site_process() -> tuple[int, str] | None:
+def _environ(pid: int) -> dict[str, str]:
+    try:
+        raw = (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return {}
+    return dict(kv.split("=", 1) for kv in raw.decode(errors="replace").split("\0") if "=" in kv)
+
+
+def site_process(site: str | None = None) -> tuple[int, str] | None:
     """``(pid, identity)`` of the site container's first process, or None when it is not
-    running (see the module doc for how it is told apart)."""
+    running (see the module doc for how it is told apart). With ``site``, only a process whose
+    environment has ``SITECTL_SITE=<site>`` counts (``sitectl k8s render`` sets it on the site
+    container), so another container of the pod (a service-mesh proxy, a debug container) is
+    never taken for it."""
     mine = _mnt_ns("self")
     found = []
     for p in PROC.iterdir():
@@ -74,6 +89,8 @@ def site_process() -> tuple[int, str] | None:
             continue
         ns = _mnt_ns(pid)
         if ns is None or ns == mine or _cmdline(pid)[:1] == ["/pause"]:
+            continue
+        if site is not None and _environ(pid).get("SITECTL_SITE") != site:
             continue
         found.append((pid, f"{pid}:{st[1]}"))
     return min(found) if found else None
@@ -91,31 +108,20 @@ class PodEngine(Engine):
     """
 
     def __init__(self, containers: dict[str, dict], adopted: Path | None = None,
-                 container_wait: float = CONTAINER_WAIT):
+                 container_wait: float = CONTAINER_WAIT, site: str | None = None):
         self.docker = None  # no Docker engine in a pod
         self._version = "pod"
         self.expect = dict(containers)
         self.container_wait = container_wait
-        self._adopted_path = adopted
-        self._adopted: dict[str, str] = {}
-        if adopted is not None and adopted.is_file():
-            try:
-                self._adopted = dict(json.loads(adopted.read_text()))
-            except (ValueError, TypeError):
-                self._adopted = {}
+        self.site = site
+        self._adopted = Adopted(adopted)
+        self._removed: set[str] = set()  # identities sitectl stopped: never adopted again
 
-    def _adopt(self, name: str, ident: str | None) -> None:
-        if ident is None:
-            self._adopted.pop(name, None)
-        else:
-            self._adopted[name] = ident
-        if self._adopted_path is not None:
-            tmp = self._adopted_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self._adopted))
-            os.replace(tmp, self._adopted_path)
+    def _find(self) -> tuple[int, str] | None:
+        return site_process(self.site)
 
     def _pid(self, name: str) -> int:
-        found = site_process()
+        found = self._find()
         if found is None:
             raise ContainerExited(f"container {name}: its process is not running in this pod")
         return found[0]
@@ -152,7 +158,7 @@ class PodEngine(Engine):
     def container(self, name: str) -> ContainerInfo | None:
         """The site container as :class:`ContainerInfo` (running, the expected image and
         labels); None when its process is not running or is not adopted yet."""
-        found = site_process()
+        found = self._find()
         if found is None or name not in self.expect or self._adopted.get(name) != found[1]:
             return None
         e = self.expect[name]
@@ -179,9 +185,9 @@ class PodEngine(Engine):
         """
         deadline = time.monotonic() + self.container_wait
         while time.monotonic() < deadline:
-            found = site_process()
-            if found is not None:
-                self._adopt(spec.name, found[1])
+            found = self._find()
+            if found is not None and found[1] not in self._removed:
+                self._adopted.set(spec.name, found[1])
                 return
             time.sleep(0.5)
         raise EngineError(f"container {spec.name}: no process within {self.container_wait:g} s "
@@ -193,23 +199,29 @@ class PodEngine(Engine):
     def remove(self, name: str, volumes: bool = False) -> None:
         """Stop the site container (SIGKILL to its first process): the kubelet starts a new
         one from the image (``restartPolicy: Always``), which :meth:`run` waits for."""
-        found = site_process()
-        self._adopt(name, None)
+        found = self._find()
+        self._adopted.set(name, None)
         if found is None:
             return
+        self._removed.add(found[1])
         try:
             os.kill(found[0], signal.SIGKILL)
         except ProcessLookupError:
             return
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (site_process() or (None, None))[1] == found[1]:
+        while time.monotonic() < deadline and (self._find() or (None, None))[1] == found[1]:
             time.sleep(0.2)
+        if (self._find() or (None, None))[1] == found[1]:
+            # The kernel ignores a signal to a namespace's init sent from inside it: with
+            # `docker run --pid container:SITE` the site is PID 1 of the shared namespace.
+            raise EngineError(f"container {name}: its process {found[0]} cannot be stopped from this sidecar "
+                              "(it is PID 1 of the shared namespace); restart the container from outside")
 
     def logs_tail(self, name: str, lines: int = 20) -> str:
         return "(no logs from inside the pod: `kubectl logs POD -c site`)"
 
     def assert_running(self, name: str, site: str) -> None:
-        if site_process() is None:
+        if self._find() is None:
             raise ContainerExited(f"site {site!r}: container {name} is not running in this pod")
 
     def exec(self, name: str, argv: list[str], timeout: float = 600) -> tuple[int, str]:
@@ -217,12 +229,12 @@ class PodEngine(Engine):
         ``(exit code, output)``; 124 on timeout (the command is killed)."""
         try:
             pid = self._pid(name)
-            env_raw = (PROC / str(pid) / "environ").read_bytes()
-        except (ContainerExited, OSError) as e:
+        except ContainerExited as e:
             return 1, f"No such container: {name} ({e})"
-        env = dict(kv.split("=", 1) for kv in env_raw.decode(errors="replace").split("\0") if "=" in kv)
-        cmd = ["nsenter", f"--target={pid}", "--mount", "--uts", "--ipc", "--net", "--pid", "--root", "--wd", "--",
-               *argv]
+        env = _environ(pid)
+        # No --pid: the PID namespace is already the site's (shared), and without it nsenter
+        # execs the command itself, so a timeout kills the command, not only nsenter.
+        cmd = ["nsenter", f"--target={pid}", "--mount", "--uts", "--ipc", "--net", "--root", "--wd", "--", *argv]
         try:
             r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=timeout)
         except subprocess.TimeoutExpired:

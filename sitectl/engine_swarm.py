@@ -70,23 +70,10 @@ class TaskEngine(Engine):
         self.task_wait = task_wait
         self._names: dict[str, str] = {}  # sitectl name -> current task container name
         self._gone: set[str] = set()  # ids of task containers sitectl removed
-        self._adopted_path = adopted
-        self._adopted: dict[str, str] = {}  # sitectl name -> task container id
-        if adopted is not None and adopted.is_file():
-            try:
-                self._adopted = dict(json.loads(adopted.read_text()))
-            except (ValueError, TypeError):
-                self._adopted = {}
+        self._adopted = Adopted(adopted)
 
     def _adopt(self, name: str, cid: str | None) -> None:
-        if cid is None:
-            self._adopted.pop(name, None)
-        else:
-            self._adopted[name] = cid
-        if self._adopted_path is not None:
-            tmp = self._adopted_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self._adopted))
-            os.replace(tmp, self._adopted_path)
+        self._adopted.set(name, cid)
 
     def _task(self, name: str):
         """The running task container of ``name``'s service (newest first), or None."""
@@ -103,14 +90,18 @@ class TaskEngine(Engine):
         self._names[name] = c.name
         return c
 
-    def _real(self, name: str) -> str:
+    def _real(self, name: str) -> str | None:
         """The task container name ``name`` stands for (resolved once, again after a remove or
-        when it stopped running); ``name`` itself when it is not a service's."""
+        when it stopped running); ``name`` itself when it is not a service's; None when its
+        service has no running task here (never a same-named container of something else)."""
         if name not in self.services:
             return name
         if name not in self._names:
             self._task(name)
-        return self._names.get(name, name)
+        return self._names.get(name)
+
+    def _no_task(self, name: str) -> str:
+        return f"No such container: {name} (no running task of service {self.services[name]} on this node)"
 
     # -- containers -------------------------------------------------------------------------
     def container(self, name: str) -> ContainerInfo | None:
@@ -192,34 +183,77 @@ class TaskEngine(Engine):
         super().remove(c.name, volumes)
 
     def running_execs(self, name: str) -> int:
-        return super().running_execs(self._real(name))
+        real = self._real(name)
+        return 0 if real is None else super().running_execs(real)
 
     def memory_used(self, names: list[str]) -> dict[str, int]:
-        real = {self._real(n): n for n in names}
+        real = {r: n for n in names if (r := self._real(n)) is not None}
         return {real.get(k, k): v for k, v in super().memory_used(list(real)).items()}
 
     def logs_tail(self, name: str, lines: int = 20) -> str:
-        return super().logs_tail(self._real(name), lines)
+        real = self._real(name)
+        return self._no_task(name) if real is None else super().logs_tail(real, lines)
 
     def assert_running(self, name: str, site: str) -> None:
-        info = self.container(name)
-        if info is None and name in self.services:
+        if name in self.services and self._real(name) is None:
             from sitectl.errors import ContainerExited
 
-            raise ContainerExited(f"site {site!r}: no running task of service {self.services[name]} on this node")
+            raise ContainerExited(f"site {site!r}: {self._no_task(name)}")
         super().assert_running(self._real(name), site)
 
     def exec(self, name: str, argv: list[str], timeout: float = 600) -> tuple[int, str]:
-        rc, out = super().exec(self._real(name), argv, timeout)
+        real = self._real(name)
+        if real is None:
+            return 1, self._no_task(name)
+        rc, out = super().exec(real, argv, timeout)
         if rc != 0 and ("No such container" in out or "is not running" in out):
             self._names.pop(name, None)  # the task was replaced: resolve again next time
         return rc, out
 
     def copy_from(self, name: str, path: str, local: Path) -> None:
-        super().copy_from(self._real(name), path, local)
+        real = self._real(name)
+        if real is None:
+            raise EngineError(self._no_task(name))
+        super().copy_from(real, path, local)
 
     def copy_to(self, local: Path, name: str, path: str) -> None:
-        super().copy_to(local, self._real(name), path)
+        real = self._real(name)
+        if real is None:
+            raise EngineError(self._no_task(name))
+        super().copy_to(local, real, path)
+
+
+class Adopted:
+    """sitectl container name -> identity of the container sitectl brought up, kept in a JSON
+    file (or in memory for None). Thread-safe: ``up`` brings sites up at once. Written through a
+    unique temporary file and an atomic rename."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._lock = threading.Lock()
+        self._map: dict[str, str] = {}
+        if path is not None and path.is_file():
+            try:
+                self._map = {str(k): str(v) for k, v in json.loads(path.read_text()).items()}
+            except (ValueError, TypeError, AttributeError):
+                self._map = {}
+
+    def get(self, name: str) -> str | None:
+        with self._lock:
+            return self._map.get(name)
+
+    def set(self, name: str, ident: str | None) -> None:
+        with self._lock:
+            if ident is None:
+                self._map.pop(name, None)
+            else:
+                self._map[name] = ident
+            if self.path is None:
+                return
+            fd, tmp = tempfile.mkstemp(prefix=".adopted-", dir=self.path.parent)
+            with os.fdopen(fd, "w") as f:
+                json.dump(self._map, f)
+            os.replace(tmp, self.path)
 
 
 _STDOUT_LOCK = threading.Lock()
@@ -399,6 +433,11 @@ class Swarm:
         finally:
             os.unlink(path)
         return True
+
+    def secrets(self, prefix: str = "") -> list[str]:
+        """Names of the swarm's secrets that start with ``prefix``."""
+        return sorted(s.spec.name for s in self._call("docker secret ls", self.docker.secret.list, quiet=True)
+                      if s.spec.name.startswith(prefix))
 
     def remove_secret(self, name: str) -> None:
         if any(s.spec.name == name for s in self._call("docker secret ls", self.docker.secret.list, quiet=True)):

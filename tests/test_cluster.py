@@ -211,7 +211,41 @@ def test_fleet_spreads_over_nodes_fails_over_a_lost_node_and_heals(lab):
     assert "worker-a" in table and "(moved 1x)" in table and lost_node in table
 
     # A released lease's instance is reset by its agent before anyone leases it again.
+    before = {r["instance"]: r["resets"] for r in _status(pool, token)["instances"]}
+    released = []
     for lz in leases:
-        assert requests.delete(f"{pool}/api/leases/{lz['lease']}", headers=auth, timeout=10).status_code == 200
+        r = requests.delete(f"{pool}/api/leases/{lz['lease']}", headers=auth, timeout=10)
+        assert r.status_code == 200
+        released.append(r.json()["instance"])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        rows = {r["instance"]: r for r in _status(pool, token)["instances"]}
+        if all(rows[i]["resets"] > before[i] and rows[i]["state"] == "idle" for i in released):
+            break
+        time.sleep(1)
+    for i in released:
+        assert rows[i]["resets"] > before[i] and rows[i]["last_reset"]["reason"].startswith("release of worker-")
+        assert rows[i]["last_reset"]["ok"] and rows[i]["state"] == "idle"
+
+    # The pool restarted (Swarm starts a new task of it) takes the deployed instances over
+    # where they run: same nodes, same placement generations, nothing deployed again.
+    placed = {r["instance"]: (r["placement"]["node"], r["placement"]["generation"]) for r in st["instances"]}
+    subprocess.run(["docker", "-H", manager, "service", "update", "--force", "--detach", "sitectl-pool_pool"],
+                   check=True, capture_output=True)
+    time.sleep(3)
+    deadline = time.monotonic() + 180
+    again = {}
+    while time.monotonic() < deadline:
+        try:
+            again = _status(pool, token)
+            if [r["state"] for r in again["instances"]] == ["idle"] * 3 and not again["failovers"]:
+                break
+        except requests.RequestException:
+            pass
+        time.sleep(2)
+    assert [r["state"] for r in again["instances"]] == ["idle"] * 3, again
+    assert {r["instance"]: (r["placement"]["node"], r["placement"]["generation"]) for r in again["instances"]} == placed
+    assert again["replacements"] == []  # a new pool process: nothing was moved by it
     _, gone = run("cluster", "rm", "--docker-host", manager, "--json", env=env)
-    assert set(gone["removed"]) == {"sitectl-pool", "sitectl-i0", "sitectl-i1", "sitectl-i2"}
+    assert set(gone["removed"]) == {"sitectl-pool", "sitectl-i0", "sitectl-i1", "sitectl-i2",
+                                    "sitectl-token-" + __import__("hashlib").sha256(token.encode()).hexdigest()[:12]}

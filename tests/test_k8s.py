@@ -57,13 +57,22 @@ def test_the_validator_is_not_vacuous(rendered):
 
 
 def test_stateful_sites_get_a_statefulset_with_the_agent_sidecar_sharing_its_volume(rendered):
-    objs = rendered["20-instance-1.yaml"]
+    objs = rendered["30-instance-1.yaml"]
     kinds = {(o["kind"], o["metadata"]["name"]) for o in objs}
     # Sites with snapshot stores are StatefulSets; the read-only ones Deployments; each has a Service.
-    for name in ("shopping", "shopping-admin", "reddit", "gitlab"):
+    # Sites with snapshot stores or post-start steps (the homepage fills its links) are
+    # StatefulSets with an agent; the others (map, wiki) Deployments; each has a Service.
+    for name in ("shopping", "shopping-admin", "reddit", "gitlab", "homepage"):
         assert ("StatefulSet", name) in kinds and ("Service", name) in kinds
-    for name in ("homepage",):
+    for name in ("map", "wikipedia"):
         assert ("Deployment", name) in kinds and ("Service", name) in kinds
+    # Namespaces come first (their own file, applied first), then the Secrets that live in them.
+    assert [o["metadata"]["name"] for o in rendered["00-namespaces.yaml"]] == ["sitectl", "sitectl-i0", "sitectl-i1"]
+    assert sorted(n for n in rendered if not n.startswith("_"))[:2] == ["00-namespaces.yaml", "10-secrets.yaml"]
+    # A probe path joins the site's base path as sitectl's own probe does (no trailing slash).
+    wiki = next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == "wikipedia")
+    path = wiki["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGet"]["path"]
+    assert path.startswith("/") and not path.endswith("/"), path
     sts = next(o for o in objs if o["kind"] == "StatefulSet" and o["metadata"]["name"] == "reddit")
     assert sts["metadata"]["namespace"] == "sitectl-i1"
     pod = sts["spec"]["template"]["spec"]
@@ -79,6 +88,7 @@ def test_stateful_sites_get_a_statefulset_with_the_agent_sidecar_sharing_its_vol
     assert {"name": "state", "mountPath": "/var/lib/sitectl"} in site["volumeMounts"]
     assert {"name": "state", "mountPath": "/var/lib/sitectl"} in agent["volumeMounts"]
     assert set(agent["securityContext"]["capabilities"]["add"]) == {"SYS_ADMIN", "SYS_PTRACE"}
+    assert {"name": "SITECTL_SITE", "value": "reddit"} in site["env"]  # how the agent finds its site
     assert [c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]] == ["state"]
     assert pod["volumes"] == [{"name": "token", "secret": {"secretName": "sitectl-token", "defaultMode": 0o400}}]
     svc = next(o for o in objs if o["kind"] == "Service" and o["metadata"]["name"] == "reddit")
@@ -87,7 +97,7 @@ def test_stateful_sites_get_a_statefulset_with_the_agent_sidecar_sharing_its_vol
 
 
 def test_pool_deployment_and_secrets(rendered):
-    pool = next(o for o in rendered["00-pool.yaml"] if o["kind"] == "Deployment")
+    pool = next(o for o in rendered["20-pool.yaml"] if o["kind"] == "Deployment")
     c = pool["spec"]["template"]["spec"]["containers"][0]
     assert c["args"][:4] == ["sitectl", "cluster", "pool", "--k8s"]
     assert c["args"][c["args"].index("--instances") + 1] == "2"
@@ -102,11 +112,20 @@ def test_pool_deployment_and_secrets(rendered):
     # The Secrets file is the owner's alone; the token appears in no other file.
     d = rendered["_dir"]
     assert stat.S_IMODE((d / "10-secrets.yaml").stat().st_mode) == 0o600
-    for f in ("00-pool.yaml", "20-instance-0.yaml", "20-instance-1.yaml"):
+    for f in ("00-namespaces.yaml", "20-pool.yaml", "30-instance-0.yaml", "30-instance-1.yaml"):
         assert rendered["_token"] not in (d / f).read_text()
 
 
-def test_render_bad_input():
+def test_render_bad_input(tmp_path):
+    for opts, what in ((["--namespace", "Prod"], "--namespace 'Prod'"), (["--namespace", "a.b"], "--namespace 'a.b'"),
+                       (["--volume-size", "lots"], "--volume-size 'lots'"),
+                       (["--storage-class", "Fast_SSD"], "--storage-class 'Fast_SSD'")):
+        code, res = cli("k8s", "render", "--instances", "2", "--out", str(tmp_path / "m"), *opts, "--json")
+        assert code == 2 and what in res["error"], res
+        assert not (tmp_path / "m").exists()  # refused before anything is written
+    code, res = cli("k8s", "render", "--instances", "1", "--out", "/proc/nope/m", "--token-file", str(tmp_path / "t"),
+                    "--json")
+    assert code == 2 and "--out /proc/nope/m: cannot write" in res["error"], res
     code, res = cli("k8s", "render", "--instances", "1", "--out", "/tmp/x", "--sites", "nosuch", "--json")
     assert code == 2 and "unknown site 'nosuch'" in res["error"]
     code, res = cli("k8s", "render", "--instances", "0", "--out", "/tmp/x", "--json")

@@ -56,6 +56,7 @@ def pod(tmp_path_factory, engine):
     _cleanup()
     # The "pod": the site container owns the network (its ports are the Service's).
     docker("run", "-d", "--name", SITE, "-p", f"{gw}:{url_port}:80", "-p", f"{gw}:{aport}:{aport}",
+           "-e", "SITECTL_SITE=reddit",  # as `sitectl k8s render` marks the site container
            "-v", f"{VOLUME}:/var/lib/sitectl", t.image(site))
     docker("run", "-d", "--name", AGENT, f"--pid=container:{SITE}", f"--network=container:{SITE}",
            "--cap-add", "SYS_ADMIN", "--cap-add", "SYS_PTRACE", "--security-opt", "apparmor=unconfined",

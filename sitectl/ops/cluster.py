@@ -21,7 +21,6 @@ took golden and passed ``verify``.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -29,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
@@ -38,7 +37,7 @@ from sitectl.engine import Engine
 from sitectl.engine_swarm import NodeInfo, Swarm, TaskEngine, copy_images
 from sitectl.errors import SitectlError, UsageError
 from sitectl.ops.lifecycle import run_spec
-from sitectl.ops.pool import Lease, LeaseError, Pool
+from sitectl.ops.pool import Pool, default_reset
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
 from sitectl.target import PORT_STEP, Target
@@ -62,6 +61,11 @@ DEFAULT_RESERVE = 256 << 20
 RECONCILE_EVERY = 2.0
 #: Seconds an agent may not answer before its instance's leases fail over.
 FAILOVER_AFTER = 10.0
+#: Seconds before an instance whose reset failed is reset again (doubling per failure in a row).
+RETRY_FAILED_EVERY = 15.0
+#: Seconds a node an instance was lost or failed on is not chosen for it again (unless no
+#: other node fits).
+AVOID_FOR = 600.0
 #: Seconds a (re)deployed instance has to come up, golden and verified, before it is placed
 #: on another node.
 START_TIMEOUT = 900.0
@@ -176,6 +180,13 @@ class ClusterSpec:
         """Bytes an instance reserves: ``reserve`` per site."""
         return self.reserve * len(self.chosen_sites(target))
 
+    def digest(self) -> str:
+        """12 hex digits naming what an instance's stack is made from (stack, sites, seed,
+        scale, reservation, agent image, token secret): a pool that finds a stack of another
+        digest deploys it again."""
+        key = [self.stack, list(self.sites), self.seed, self.scale, self.reserve, self.agent_image, self.token_secret]
+        return hashlib.sha256(repr(key).encode()).hexdigest()[:12]
+
     def args(self) -> list[str]:
         """The options that carry this spec on a command line (pool and agent)."""
         return self.args_for(list(self.sites))
@@ -193,7 +204,7 @@ def choose_node(nodes: list[NodeInfo], placed: dict[str, int], need: int, labels
                 avoid: set[str] = frozenset()) -> NodeInfo:
     """The node for a new instance: ready and active, carrying ``labels``, not in ``avoid``,
     with ``need`` bytes of memory free after what the fleet's instances there reserve; of
-    those, the one with the most free memory (then the fewest instances, then the host name).
+    those, the one with the most free memory (then the least reserved, then the first host name).
 
     Args:
         placed: bytes already reserved on each node id by other instances.
@@ -219,7 +230,7 @@ def choose_node(nodes: list[NodeInfo], placed: dict[str, int], need: int, labels
             fits.append((free, n))
     if not fits:
         raise NoNodeFits("no node can take the instance: " + ("; ".join(why) or "the swarm has no nodes"))
-    return max(fits, key=lambda fn: (fn[0], -placed.get(fn[1].id, 0), fn[1].hostname))[1]
+    return min(fits, key=lambda fn: (-fn[0], placed.get(fn[1].id, 0), fn[1].hostname))[1]
 
 
 # -- stacks -------------------------------------------------------------------------------
@@ -259,7 +270,8 @@ def instance_compose(spec: ClusterSpec, instance: int, node: NodeInfo, generatio
                 volumes[src] = {}
     port = agent_port(instance)
     placement = {"sitectl.cluster": "instance", "sitectl.instance": str(instance), "sitectl.node_id": node.id,
-                 "sitectl.node": node.hostname, "sitectl.node_addr": node.addr, "sitectl.generation": str(generation)}
+                 "sitectl.node": node.hostname, "sitectl.node_addr": node.addr, "sitectl.generation": str(generation),
+                 "sitectl.spec": spec.digest()}
     services["agent"] = {
         "image": spec.agent_image,
         "command": ["sitectl", "cluster", "agent", *spec.args(), "--instance", str(instance), "--host", node.addr,
@@ -395,9 +407,12 @@ class ClusterPool(Pool):
         self.failovers: list[dict] = []
         self.replacements: list[dict] = []
         self._misses: dict[int, float] = {}  # instance -> monotonic time of the first unanswered check
-        self._avoid: dict[int, set[str]] = {}
+        self._avoid: dict[int, dict[str, float]] = {}  # instance -> {node id: avoided until}
         self._agents: dict[int, dict] = {}  # last /api/status row per instance
         self._nodes: list[NodeInfo] = []
+        self._retried: dict[int, tuple[float, int]] = {}  # instance -> (last retry, retries in a row)
+        self._dirty: set[int] = set()  # starting instances that may hold a worker's changes
+        self._clients: dict[str, AgentClient] = {}
         for slot in self.slots.values():
             slot.state = "unplaced"
             slot.done.set()
@@ -407,7 +422,12 @@ class ClusterPool(Pool):
     def agents(self, instance: int) -> list[AgentClient]:
         """The agents of ``instance``: on Swarm one, beside all its sites."""
         p = self.placements[instance]
-        return [AgentClient(f"http://{p.addr}:{agent_port(instance)}", self.token)]
+        return [self._client(f"http://{p.addr}:{agent_port(instance)}")]
+
+    def _client(self, base: str) -> AgentClient:
+        if base not in self._clients:
+            self._clients[base] = AgentClient(base, self.token)
+        return self._clients[base]
 
     def _agent_reset(self, target: Target, sites, full, engine) -> dict:
         """Reset through every agent of the instance at once; their site rows combined.
@@ -467,8 +487,11 @@ class ClusterPool(Pool):
             if lab.get("sitectl.node_id"):
                 self.placements[k] = Placement(lab["sitectl.node_id"], lab.get("sitectl.node", ""),
                                                lab.get("sitectl.node_addr", ""), int(lab.get("sitectl.generation", "0")))
+                if lab.get("sitectl.spec") != self.spec.digest():
+                    continue  # made from another spec (sites, seed, image, token): deployed again
                 self.slots[k].target = self.spec.target(k, self.placements[k].addr)
                 self.slots[k].state = "starting"
+                self._dirty.add(k)  # it may have been leased and changed: reset before leasing it
 
     def _reserved(self, nodes: list[NodeInfo], but: int) -> dict[str, int]:
         need = self.spec.need(self.slots[but].target)
@@ -483,9 +506,16 @@ class ClusterPool(Pool):
         (the slot says why)."""
         slot = self.slots[instance]
         need = self.spec.need(slot.target)
+        now = self.clock()
+        avoid = {n for n, until in self._avoid.get(instance, {}).items() if until > now}
+        reserved = self._reserved(self._nodes, instance)
         try:
-            node = choose_node(self._nodes, self._reserved(self._nodes, instance), need, self.spec.node_labels,
-                               self._avoid.get(instance, set()))
+            try:
+                node = choose_node(self._nodes, reserved, need, self.spec.node_labels, avoid)
+            except NoNodeFits:
+                if not avoid:
+                    raise
+                node = choose_node(self._nodes, reserved, need, self.spec.node_labels)  # better than nowhere
         except NoNodeFits as e:
             with self._lock:
                 slot.state, slot.error = "unplaced", str(e)
@@ -498,6 +528,8 @@ class ClusterPool(Pool):
             self.placements[instance] = p
             slot.target = self.spec.target(instance, node.addr)
             slot.state, slot.error, slot.again = "starting", "", False
+            slot.epoch += 1
+            self._dirty.discard(instance)  # a new placement starts from the images, golden
             self._misses.pop(instance, None)
             self._agents.pop(instance, None)
             if old is not None:
@@ -508,15 +540,24 @@ class ClusterPool(Pool):
     def _lost(self, instance: int, why: str) -> None:
         """``instance`` stopped serving: mark it starting and move its lease to an idle
         instance, if one is free (else the lease waits for this instance's replacement)."""
+        ready = {n.id for n in self._nodes if n.state == "ready"}
         with self._lock:
             slot = self.slots[instance]
-            slot.state, slot.error = "starting", why
+            if slot.state in ("starting", "unplaced") and slot.lease is None:
+                slot.error = why
+                return  # lost already: nothing more to move
+            if slot.lease is not None or slot.state == "resetting" or slot.again:
+                self._dirty.add(instance)  # when it answers again, it is reset before anyone leases it
+            slot.state, slot.error, slot.again = "starting", why, False
+            slot.epoch += 1  # a reset still running there applies nothing
             slot.done.set()
             lease = slot.lease
             if lease is None:
                 return
-            for other in self.slots.values():
-                if other.state == "idle" and other.lease is None:
+            for k, other in self.slots.items():
+                p = self.placements.get(k)
+                if (other.state == "idle" and other.lease is None and k not in self._misses
+                        and p is not None and (p.node_id in ready or not self._nodes)):
                     slot.lease = None
                     other.lease = lease
                     lease.instance = other.target.instance
@@ -535,37 +576,75 @@ class ClusterPool(Pool):
         by_id = {n.id: n for n in self._nodes}
         now = self.clock()
         for k, slot in self.slots.items():
-            p = self.placements.get(k)
-            if p is None or slot.state == "unplaced":
-                self.place(k, "not placed")
-                continue
-            node = by_id.get(p.node_id)
-            if node is None or node.state != "ready":
-                self._lost(k, f"node {p.node} is {node.state if node else 'gone'}")
-                self._avoid.setdefault(k, set()).add(p.node_id)
-                self.place(k, f"node {p.node} lost")
-                continue
-            row = self._agent_rows(k)
-            if row is not None:
-                self._agents[k] = row
-                self._misses.pop(k, None)
-            if slot.state == "starting":
-                if row is not None and row.get("state") == "idle":
-                    with self._lock:
-                        slot.state, slot.error, slot.again = "idle", "", False
-                elif now - p.since > self.spec.start_timeout:
-                    self._avoid.setdefault(k, set()).add(p.node_id)
-                    self.place(k, f"not up within {self.spec.start_timeout:g} s on {p.node}: {self._task_errors(k)}")
-                else:
-                    errs = self._task_errors(k)
-                    if errs:
-                        slot.error = errs
-                continue
-            if row is None:
-                first = self._misses.setdefault(k, now)
-                if now - first >= FAILOVER_AFTER and slot.state != "resetting":
-                    self._lost(k, f"agent on {p.node} did not answer for {now - first:.0f} s")
-                    p.since = now  # it has START_TIMEOUT to come back before it is placed elsewhere
+            try:
+                self._reconcile_one(k, slot, by_id, now)
+            except SitectlError as e:  # one instance's trouble (a refused deploy) does not stop the others
+                slot.error = str(e)
+
+    def _reconcile_one(self, k: int, slot, by_id: dict, now: float) -> None:
+        """One instance's part of :meth:`reconcile`."""
+        p = self.placements.get(k)
+        if p is None or slot.state == "unplaced":
+            self.place(k, "not placed")
+            return
+        node = by_id.get(p.node_id)
+        if node is None or node.state == "down" or node.availability == "drain":
+            # Its tasks are pinned there: they cannot run anywhere else. (Other states, such as
+            # "unknown" right after a manager restarts, wait for the agent's own silence.)
+            what = "gone" if node is None else ("drained" if node.availability == "drain" else node.state)
+            self._lost(k, f"node {p.node} is {what}")
+            self._avoid.setdefault(k, {})[p.node_id] = now + AVOID_FOR
+            self.place(k, f"node {p.node} {what}")
+            return
+        row = self._agent_rows(k)
+        if row is not None:
+            self._agents[k] = row
+            self._misses.pop(k, None)
+        if slot.state == "starting":
+            if row is not None and row.get("state") == "idle":
+                self._back(k, slot)
+            elif now - p.since > self.spec.start_timeout:
+                self._avoid.setdefault(k, {})[p.node_id] = now + AVOID_FOR
+                self.place(k, f"not up within {self.spec.start_timeout:g} s on {p.node}: {self._task_errors(k)}")
+            else:
+                errs = self._task_errors(k)
+                if errs:
+                    slot.error = errs
+            return
+        if row is None:
+            first = self._misses.setdefault(k, now)
+            if now - first >= FAILOVER_AFTER and slot.state != "resetting":
+                self._lost(k, f"agent on {p.node} did not answer for {now - first:.0f} s")
+                p.since = now  # it has START_TIMEOUT to come back before it is placed elsewhere
+        else:
+            self._retry_failed(k, slot, now)
+
+    def _back(self, k: int, slot) -> None:
+        """``k``'s agents report it up and verified: idle, or first reset when it may hold a
+        worker's changes (it was lost while leased or resetting, or a new pool found it)."""
+        with self._lock:
+            if slot.state != "starting":
+                return
+            slot.error, slot.again = "", False
+            if k not in self._dirty:
+                slot.state = "idle"
+                return
+            self._dirty.discard(k)
+            slot.epoch += 1  # _begin refuses a starting instance: switch it by hand
+            slot.state = "resetting"
+            slot.done.clear()
+        self._spawn(slot, None, False, "back after it was lost: reset before anyone leases it")
+
+    def _retry_failed(self, k: int, slot, now: float) -> None:
+        """Reset an instance whose last reset failed again, while its agents answer: after
+        :data:`RETRY_FAILED_EVERY` s, doubling per failure in a row (at most 5 min)."""
+        if slot.state != "failed":
+            self._retried.pop(k, None)
+            return
+        last, n = self._retried.get(k, (0.0, 0))
+        if now - last >= min(300.0, RETRY_FAILED_EVERY * 2 ** n):
+            self._retried[k] = (now, n + 1)
+            self.start_reset(k, reason="retry after a failed reset")
 
     def _task_errors(self, instance: int) -> str:
         try:
@@ -631,7 +710,8 @@ class K8sPool(ClusterPool):
         self.placements = {t.instance: Placement("kubernetes", "kubernetes", instance_namespace(namespace, t.instance), 1)
                            for t in targets}
         self.failovers, self.replacements = [], []
-        self._misses, self._avoid, self._agents, self._nodes = {}, {}, {}, []
+        self._misses, self._avoid, self._agents, self._nodes, self._retried = {}, {}, {}, [], {}
+        self._dirty, self._clients = set(range(spec.instances)), {}  # a pool (re)start: reset before leasing
         for slot in self.slots.values():
             slot.state = "starting"
 
@@ -640,8 +720,8 @@ class K8sPool(ClusterPool):
 
         t = self.slots[instance].target
         ns = instance_namespace(self.namespace, instance)
-        return [AgentClient(f"http://{service_name(s)}.{ns}.svc.cluster.local:{agent_port(instance)}", self.token)
-                for s in self.spec.chosen_sites(t) if s.stores]
+        return [self._client(f"http://{service_name(s)}.{ns}.svc.cluster.local:{agent_port(instance)}")
+                for s in self.spec.chosen_sites(t) if s.stores or s.post_start]
 
     def reconcile(self) -> None:
         now = self.clock()
@@ -651,8 +731,9 @@ class K8sPool(ClusterPool):
                 self._agents[k] = row
                 self._misses.pop(k, None)
                 if slot.state == "starting" and row["state"] == "idle":
-                    with self._lock:
-                        slot.state, slot.error, slot.again = "idle", "", False
+                    self._back(k, slot)
+                else:
+                    self._retry_failed(k, slot, now)
                 continue
             first = self._misses.setdefault(k, now)
             if slot.state not in ("starting", "resetting") and now - first >= FAILOVER_AFTER:
@@ -835,8 +916,9 @@ def pool_status(url: str, token: str, timeout: float = 10) -> dict:
     return r.json()
 
 
-def remove(swarm: Swarm, reporter: Reporter = QUIET) -> list[str]:
-    """Remove the pool's stack and every instance stack (``docker stack rm``); returns them.
+def remove(swarm: Swarm, reporter: Reporter = QUIET, wait: float = 60.0) -> list[str]:
+    """Remove the pool's stack and every instance stack (``docker stack rm``), then the token
+    secrets once no service uses them (waiting up to ``wait`` s); returns what was removed.
     The instances' state volumes stay on their nodes (``docker volume prune`` there)."""
     gone = []
     for name in swarm.stacks():
@@ -844,6 +926,18 @@ def remove(swarm: Swarm, reporter: Reporter = QUIET) -> list[str]:
             reporter.step("cluster", f"docker stack rm {name}")
             swarm.remove_stack(name)
             gone.append(name)
+    deadline = time.monotonic() + wait
+    for secret in swarm.secrets(prefix="sitectl-token-"):
+        while True:
+            try:
+                swarm.remove_secret(secret)
+                gone.append(secret)
+                break
+            except SitectlError as e:
+                if time.monotonic() > deadline:  # still in use by a service being removed
+                    reporter.step("cluster", f"secret {secret} left: {e}")
+                    break
+                time.sleep(1)
     return gone
 
 
@@ -897,19 +991,37 @@ def run_agent(spec: ClusterSpec, instance: int, host: str, namespace: str, gener
         if len(sites) != 1:
             raise UsageError("--engine pod: give the one site of this pod (--sites NAME)")
         engine = PodEngine({target.container(s): {"image": target.image(s), "labels": target.labels(s)} for s in sites},
-                           adopted=adopted)
+                           adopted=adopted, site=sites[0].name)
     else:
         engine = agent_engine(target, sites, namespace, adopted)
     engine.ping()
+    check_images = engine_kind != "pod"
     reporter.step("agent", f"instance {instance} on {host}: bringing up {', '.join(s.name for s in sites)}")
-    up(target, sites, engine, reporter, build=False, check_images=engine_kind != "pod")
+    up(target, sites, engine, reporter, build=False, check_images=check_images)
     rep = checks.verify_report(target, sites, engine, deep=True)
+    if not rep["ok"] and all(r["ok"] for r in rep["results"]):
+        # The sites answer but their state is not golden: an agent that restarted while a
+        # worker had changed the instance. Reset, then check again.
+        from sitectl.ops.reset import reset
+
+        reporter.step("agent", "state differs from golden after a restart: resetting")
+        reset(target, sites, engine, reporter=reporter)
+        rep = checks.verify_report(target, sites, engine, deep=True)
     if not rep["ok"]:
         bad = [f"{r['site']}/{r['probe']}: {r['detail']}" for r in rep["results"] if not r["ok"]]
         bad += [f"{s['site']}/{s['store']}: differs from golden" for s in rep.get("state", []) if not s["ok"]]
         raise VerifyFailed("instance did not pass verify --deep: " + "; ".join(bad))
     reporter.step("agent", f"instance {instance} verified; serving on :{port}")
-    pool = Pool([target], engine, sites={instance: [s.name for s in sites if s.mutable]})
+
+    def agent_reset(t: Target, names, full, eng) -> dict:
+        # A site container replaced since (Swarm started a new task, the kubelet restarted it)
+        # is new to sitectl: bring it up first (post-start steps, golden from the fresh image).
+        if any(eng.container(t.container(s)) is None for s in sites):
+            reporter.step("agent", "a site container was replaced: bringing it up before the reset")
+            up(t, sites, eng, reporter, build=False, check_images=check_images)
+        return default_reset(t, names, full, eng)
+
+    pool = Pool([target], engine, reset_fn=agent_reset, sites={instance: [s.name for s in sites if s.mutable]})
     srv = srvmod.make_server(pool, token, ("0.0.0.0", port), public_url=f"http://{host}:{port}")
     srvmod.serve(srv)
 

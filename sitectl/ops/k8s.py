@@ -4,7 +4,7 @@ One namespace per instance (``<ns>-i<K>``), so each site is a Service named afte
 URL is ``http://<site>.<ns>-i<K>.svc.cluster.local:<port>`` (sitectl's per-site host names,
 ``--site-hosts``); the pool in ``<ns>``. Per instance:
 
-* a **StatefulSet** per stateful site (one with snapshot stores): the site container and the
+* a **StatefulSet** per stateful site (one with snapshot stores or post-start steps): the site container and the
   reset agent as a sidecar (``sitectl cluster agent --engine pod``) in one pod with
   ``shareProcessNamespace: true``, both mounting the site's **PersistentVolumeClaim** at
   ``/var/lib/sitectl`` (golden copies, staging, the agent's manifests) plus the stack file's own
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -66,7 +67,9 @@ def readiness(target: Target, site: Site) -> dict | None:
         from urllib.parse import urlsplit
 
         url = urlsplit(target.url(site))
-        path = (url.path.rstrip("/") + "/" + http.path.lstrip("/")) if not http.from_origin else http.path
+        # The same URL sitectl's own probe requests (sitectl/probes.py: base + path).
+        full = urlsplit((target.origin(site) if http.from_origin else target.url(site)) + http.path)
+        path = (full.path or "/") + (f"?{full.query}" if full.query else "")
         return {"httpGet": {"path": path or "/", "port": target.container_port(site),
                             "httpHeaders": [{"name": "Host", "value": url.netloc}]}, **base}
     ex = next((p for p in ready if p.type == "exec"), None)
@@ -114,14 +117,16 @@ def instance_objects(spec: ClusterSpec, prefix: str, instance: int, storage_clas
     """The Namespace, workloads and Services of one instance."""
     ns = instance_namespace(prefix, instance)
     t = instance_target(spec, prefix, instance)
-    out: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}]
+    out: list[dict] = []
     for site in spec.chosen_sites(t):
         name, labels = service_name(site), _labels(instance, site)
         site_c = _site_container(t, site)
         mounts, claims = _volumes(t, site)
+        # The agent knows its site's process by this variable (sitectl/engine_pod.py).
+        site_c.setdefault("env", []).append({"name": "SITECTL_SITE", "value": site.name})
         ports = [{"name": f"p{i}", "port": t.host_port(site, i), "targetPort": t.container_port(site, i)}
                  for i in range(len(site.container_ports))]
-        if site.stores:
+        if site.stores or site.post_start:  # state to reset, or post-start steps to run: an agent
             site_c["volumeMounts"] = [{"name": "state", "mountPath": "/var/lib/sitectl"}, *mounts]
             aport = agent_port(instance)
             agent = {
@@ -187,10 +192,9 @@ def secret_objects(spec: ClusterSpec, prefix: str, token: str) -> list[dict]:
 
 
 def pool_objects(spec: ClusterSpec, prefix: str) -> list[dict]:
-    """The pool: Namespace, Deployment and Service."""
+    """The pool: Deployment and Service."""
     labels = {"app.kubernetes.io/name": "sitectl-pool", "app.kubernetes.io/part-of": "sitectl"}
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": prefix}},
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "sitectl-pool", "namespace": prefix,
                                                                       "labels": labels},
          "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "strategy": {"type": "Recreate"},
@@ -210,13 +214,48 @@ def pool_objects(spec: ClusterSpec, prefix: str) -> list[dict]:
     ]
 
 
+def namespace_objects(spec: ClusterSpec, prefix: str) -> list[dict]:
+    """The pool's Namespace and one per instance."""
+    names = [prefix] + [instance_namespace(prefix, k) for k in range(spec.instances)]
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": {"app.kubernetes.io/part-of": "sitectl"}}}
+            for n in names]
+
+
+def check_options(spec: ClusterSpec, namespace: str, storage_class: str | None, volume_size: str) -> None:
+    """Refuse options that would make invalid manifests (see :func:`render`).
+
+    Raises:
+        UsageError: naming the option.
+    """
+    from sitectl.errors import UsageError
+
+    room = 63 - len(f"-i{spec.instances - 1}")
+    if not re.fullmatch(rf"[a-z0-9]([a-z0-9-]{{0,{room - 2}}}[a-z0-9])?", namespace):
+        raise UsageError(f"--namespace {namespace!r}: give lower-case letters, digits and '-' (a DNS-1123 label of "
+                         f"at most {room} characters, starting and ending with a letter or digit)")
+    if storage_class is not None and not re.fullmatch(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?", storage_class):
+        raise UsageError(f"--storage-class {storage_class!r}: not a StorageClass name (DNS-1123 subdomain)")
+    if not re.fullmatch(r"[1-9][0-9]*(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?", volume_size):
+        raise UsageError(f"--volume-size {volume_size!r}: give a Kubernetes quantity, e.g. 10Gi or 500Mi")
+
+
 def render(spec: ClusterSpec, token: str, namespace: str = "sitectl", storage_class: str | None = None,
            volume_size: str = "10Gi") -> dict[str, list[dict]]:
-    """Every manifest, by file name: ``00-pool.yaml``, ``10-secrets.yaml``,
-    ``20-instance-<K>.yaml``."""
-    files = {"00-pool.yaml": pool_objects(spec, namespace), "10-secrets.yaml": secret_objects(spec, namespace, token)}
+    """Every manifest, by file name, in the order to apply them (``kubectl apply -f DIR``
+    applies files in name order): ``00-namespaces.yaml``, ``10-secrets.yaml``,
+    ``20-pool.yaml``, ``30-instance-<K>.yaml``.
+
+    Raises:
+        UsageError: ``namespace`` is not a DNS-1123 label with room for ``-i<K>``,
+            ``storage_class`` not a DNS-1123 subdomain, ``volume_size`` not a Kubernetes
+            quantity of bytes.
+    """
+    check_options(spec, namespace, storage_class, volume_size)
+    files = {"00-namespaces.yaml": namespace_objects(spec, namespace),
+             "10-secrets.yaml": secret_objects(spec, namespace, token),
+             "20-pool.yaml": pool_objects(spec, namespace)}
     for k in range(spec.instances):
-        files[f"20-instance-{k}.yaml"] = instance_objects(spec, namespace, k, storage_class, volume_size)
+        files[f"30-instance-{k}.yaml"] = instance_objects(spec, namespace, k, storage_class, volume_size)
     return files
 
 
@@ -230,9 +269,19 @@ class _Dumper(yaml.SafeDumper):
 def write(spec: ClusterSpec, out_dir: Path, token: str, **kw) -> list[Path]:
     """Write :func:`render`'s files into ``out_dir`` (created; the Secrets file mode 0600).
     Returns the paths."""
+    from sitectl.errors import UsageError
+
+    files = render(spec, token, **kw)  # bad options are refused before anything is written
+    try:
+        return _write(files, out_dir)
+    except OSError as e:
+        raise UsageError(f"--out {out_dir}: cannot write the manifests: {e.strerror or e}") from None
+
+
+def _write(files: dict[str, list[dict]], out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, objs in render(spec, token, **kw).items():
+    for name, objs in files.items():
         p = out_dir / name
         text = yaml.dump_all(objs, Dumper=_Dumper, sort_keys=False)
         if "secret" in name:  # the token: readable by the owner only, from the first byte

@@ -67,6 +67,9 @@ class Slot:
     resets: int = 0
     #: A reset asked for while one runs (a lease ended meanwhile): run once more when it ends.
     again: bool = False
+    #: Bumped whenever the slot changes hands (a reset begins, a cluster instance is lost or
+    #: placed again): a reset applies its result only if the epoch it started in still holds.
+    epoch: int = 0
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -152,15 +155,16 @@ class Pool:
         """Mark ``slot`` resetting (caller holds ``_lock``); False if a reset already runs."""
         if slot.state == "resetting":
             return False
+        slot.epoch += 1
         slot.state, slot.error = "resetting", ""
         slot.done.clear()
         return True
 
     def _spawn(self, slot: Slot, sites, full, reason) -> None:
-        threading.Thread(target=self._run_reset, args=(slot, sites, full, reason), daemon=True,
+        threading.Thread(target=self._run_reset, args=(slot, sites, full, reason, slot.epoch), daemon=True,
                          name=f"reset-i{slot.target.instance}").start()
 
-    def _run_reset(self, slot: Slot, sites, full, reason) -> None:
+    def _run_reset(self, slot: Slot, sites, full, reason, epoch: int) -> None:
         t0, started = self.clock(), time.time()
         try:
             res = self.reset_fn(slot.target, sites or slot.sites, full, self.engine)
@@ -168,11 +172,14 @@ class Pool:
         except Exception as e:  # noqa: BLE001 - any failure is reported through /status, never lost
             res, ok, err = None, False, f"{type(e).__name__}: {e}"
         with self._lock:
+            if slot.epoch != epoch or slot.state != "resetting":
+                return  # the slot changed hands meanwhile (a cluster instance lost, placed again)
             slot.resets += 1
             slot.last_reset = {"at": started, "seconds": round(self.clock() - t0, 3), "ok": ok, "reason": reason,
                                "error": err, "result": res}
             if slot.again:  # a lease ended while this reset ran: its changes need one more
                 slot.again = False
+                slot.epoch += 1
                 self._spawn(slot, None, False, "lease ended during a reset")
                 return
             slot.state = "idle" if ok else "failed"
