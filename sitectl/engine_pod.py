@@ -165,6 +165,12 @@ class PodEngine(Engine):
         return ContainerInfo(name=name, status="running", running=True, exit_code=0, image=e["image"],
                              labels=dict(e["labels"]), image_id="")
 
+    def replaced(self, name: str) -> bool:
+        """True when the site's process is not the one sitectl adopted (a restarted container),
+        or none runs."""
+        found = self._find()
+        return found is None or self._adopted.get(name) != found[1]
+
     def iter_containers(self, labels: dict[str, str | None]):
         for name in self.expect:
             info = self.container(name)
@@ -235,11 +241,18 @@ class PodEngine(Engine):
         # No --pid: the PID namespace is already the site's (shared), and without it nsenter
         # execs the command itself, so a timeout kills the command, not only nsenter.
         cmd = ["nsenter", f"--target={pid}", "--mount", "--uts", "--ipc", "--net", "--root", "--wd", "--", *argv]
+        # Its own process group, so that a timeout kills the command and whatever it started.
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
-            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=timeout)
+            out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.communicate()
             return 124, f"timed out after {timeout:g} s"
-        return r.returncode, r.stdout.decode(errors="replace")
+        return proc.returncode, out.decode(errors="replace")
 
     def copy_from(self, name: str, path: str, local: Path) -> None:
         src = PROC / str(self._pid(name)) / "root" / path.lstrip("/")

@@ -118,6 +118,17 @@ class TaskEngine(Engine):
             self._names.pop(name, None)
             return None
 
+    def replaced(self, name: str) -> bool:
+        """True when the running task of ``name``'s service is not the one sitectl adopted
+        (Swarm started a new one, or none runs): one ``docker ps``, no inspect."""
+        svc = self.services[name]
+        try:
+            ids = [c.id for c in self.docker.container.list(filters=[("label", f"{SERVICE_LABEL}={svc}"),
+                                                                      ("status", "running")])]
+        except DockerException as e:
+            raise EngineError(f"docker ps for service {svc} failed: {_one_line(e)}") from None
+        return self._adopted.get(name) not in ids
+
     def iter_containers(self, labels: dict[str, str | None]):
         """Running containers carrying ``labels`` (the stopped ones are finished Swarm tasks)."""
         filters = [("label", k if v is None else f"{k}={v}") for k, v in labels.items()] + [("status", "running")]

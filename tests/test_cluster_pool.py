@@ -273,3 +273,93 @@ def test_a_release_while_starting_does_not_skip_the_reset():
 def test_tie_break_takes_the_first_host_name(placed, want):
     nodes = [NodeInfo(f"id{i}", f"n{i}", "", "worker", "ready", "active", {}, 4 * GiB, 2) for i in (2, 1, 3)]
     assert cl.choose_node(nodes, placed, GiB, {}).hostname == want
+
+
+def test_a_failed_instance_that_goes_silent_is_reset_when_it_answers_again():
+    pool, swarm, clock = up_pool()
+    k = 1
+    pool.fail.add(k)
+    lease = pool.acquire("w1")
+    assert lease.instance == 0
+    pool.release(lease.id)  # instance 0 resets; make instance 1's own reset fail:
+    assert pool.start_reset(k) and pool.wait(k, 5) and pool.slots[k].state == "failed"
+    pool.fail.discard(k)
+    pool.rows[k] = None
+    pool.reconcile()
+    clock.t += cl.FAILOVER_AFTER + 1
+    pool.reconcile()
+    assert pool.slots[k].state == "starting"
+    pool.rows[k] = IDLE
+    pool.reconcile()
+    assert pool.wait(k, 5) and pool.slots[k].state == "idle"
+    assert pool.slots[k].last_reset["reason"].startswith("back after it was lost")
+
+
+def test_a_starting_instance_whose_agent_reports_a_failed_reset_is_reset():
+    pool, swarm, clock = up_pool()
+    again = Pool(swarm, clock)  # a new pool: every instance starting
+    again.rows = {0: {"state": "failed", "sites": {}}, 1: IDLE, 2: IDLE}
+    again.reconcile()
+    for k in range(3):
+        assert again.wait(k, 5)
+    assert [s.state for s in again.slots.values()] == ["idle"] * 3
+
+
+def test_an_agent_restart_moves_the_lease_and_resets_the_instance():
+    pool, swarm, clock = up_pool()
+    for k in range(3):
+        pool.rows[k] = {**IDLE, "boots": ("boot-a",)}
+    pool.reconcile()
+    lease = pool.acquire("w1")
+    k = lease.instance
+    pool.rows[k] = {**IDLE, "boots": ("boot-b",)}  # back within FAILOVER_AFTER, a new process
+    clock.t += 2
+    pool.reconcile()
+    assert lease.instance != k and lease.failovers == 1
+    assert pool.wait(k, 5) and pool.slots[k].state == "idle"
+    assert pool.slots[k].last_reset["reason"].startswith("back after it was lost")
+
+
+def test_failed_resets_are_retried_with_a_growing_gap():
+    pool, swarm, clock = up_pool()
+    k = 2
+    pool.fail.add(k)
+    assert pool.start_reset(k) and pool.wait(k, 5)
+    times = []
+    for _ in range(60):  # 120 s in 2 s passes
+        before = len(pool.resets)
+        pool.reconcile()
+        pool.wait(k, 5)
+        if len(pool.resets) > before:
+            times.append(clock.t)
+        clock.t += 2
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert times and times[0] - 1000.0 >= cl.RETRY_FAILED_EVERY  # not at once
+    assert gaps == sorted(gaps) and gaps[-1] >= 2 * gaps[0], gaps
+
+
+def test_no_failover_onto_an_instance_on_a_drained_node():
+    pool, swarm, clock = up_pool()
+    lease = pool.acquire("w1")
+    k = lease.instance  # instance 0: handled first in a pass
+    pool.acquire("w2")  # instance 1 leased; instance 2 idle
+    idle = 2
+    assert k == 0 and pool.slots[idle].lease is None
+    pool.rows[k] = None
+    pool.reconcile()
+    clock.t += cl.FAILOVER_AFTER + 1
+    drained = node_of(pool, idle)
+    swarm.set(drained, availability="drain")  # in the same pass as instance 0's loss
+    pool.reconcile()
+    # The only idle instance sat on the node being drained: the lease waits for its own
+    # instance instead of moving onto it; that instance is placed again elsewhere.
+    assert lease.instance == k and lease.failovers == 0
+    assert pool.slots[idle].state == "starting" and pool.placements[idle].node_id != drained
+
+
+def test_a_new_placement_replaces_the_site_tasks_even_on_the_same_node():
+    spec = cl.ClusterSpec(sites=("reddit",), instances=1, token_secret="t")
+    node = FakeSwarm(1).nodes()[0]
+    one, two = cl.instance_compose(spec, 0, node, 1), cl.instance_compose(spec, 0, node, 2)
+    assert one["services"]["reddit"] != two["services"]["reddit"]  # Swarm updates (replaces) the task
+    assert two["services"]["reddit"]["labels"]["sitectl.generation"] == "2"

@@ -184,7 +184,8 @@ class ClusterSpec:
         """12 hex digits naming what an instance's stack is made from (stack, sites, seed,
         scale, reservation, agent image, token secret): a pool that finds a stack of another
         digest deploys it again."""
-        key = [self.stack, list(self.sites), self.seed, self.scale, self.reserve, self.agent_image, self.token_secret]
+        key = [self.stack, list(self.sites), self.seed, self.scale, self.reserve, self.agent_image, self.token_secret,
+               sorted(self.node_labels.items())]
         return hashlib.sha256(repr(key).encode()).hexdigest()[:12]
 
     def args(self) -> list[str]:
@@ -262,6 +263,10 @@ def instance_compose(spec: ClusterSpec, instance: int, node: NodeInfo, generatio
     sites = spec.chosen_sites(target)
     constraint = f"node.id == {node.id}"
     services = {s.name: _service(run_spec(target, s), constraint, spec.reserve) for s in sites}
+    for svc in services.values():
+        # A new placement changes every service, so Swarm replaces the site tasks too: they
+        # start from their images even when the new node is the old one.
+        svc["labels"]["sitectl.generation"] = str(generation)
     volumes = {"state": {}}
     for s in services.values():
         for v in s.get("volumes", []):
@@ -413,6 +418,7 @@ class ClusterPool(Pool):
         self._retried: dict[int, tuple[float, int]] = {}  # instance -> (last retry, retries in a row)
         self._dirty: set[int] = set()  # starting instances that may hold a worker's changes
         self._clients: dict[str, AgentClient] = {}
+        self._boots: dict[int, tuple] = {}  # instance -> its agents' boot ids, last seen
         for slot in self.slots.values():
             slot.state = "unplaced"
             slot.done.set()
@@ -438,6 +444,8 @@ class ClusterPool(Pool):
         import concurrent.futures
 
         agents = self.agents(target.instance)
+        if not agents:
+            return {"sites": [], "logins": []}
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(agents)) as ex:
             futs = [ex.submit(a.reset, target.instance, None if len(agents) > 1 else sites, full) for a in agents]
         errors = [str(f.exception()) for f in futs if f.exception() is not None]
@@ -453,18 +461,23 @@ class ClusterPool(Pool):
     def _agent_rows(self, instance: int) -> dict | None:
         """The instance as its agents report it: ``{"state": idle|resetting|failed|...,
         "sites": {site: health}}``; None when one of them does not answer."""
-        rows = []
+        rows, boots = [], []
         for a in self.agents(instance):
             try:
-                rows.append(a.status()["instances"][0])
+                st = a.status()
+                rows.append(st["instances"][0])
+                boots.append(st.get("boot", ""))
             except (requests.RequestException, ValueError, KeyError, IndexError):
                 return None
+        if not rows:  # no site of the fleet needs an agent
+            return {"state": "idle", "sites": {}, "health_age_s": None, "boots": ()}
         states = {r.get("state") for r in rows}
         sites: dict = {}
         for r in rows:
             sites.update(r.get("sites") or {})
         return {"state": "idle" if states == {"idle"} else ",".join(sorted(map(str, states))), "sites": sites,
-                "health_age_s": max((r.get("health_age_s") or 0) for r in rows) if rows else None}
+                "health_age_s": max((r.get("health_age_s") or 0) for r in rows) if rows else None,
+                "boots": tuple(boots)}
 
     def _begin(self, slot) -> bool:
         if slot.state in ("starting", "unplaced"):
@@ -540,13 +553,13 @@ class ClusterPool(Pool):
     def _lost(self, instance: int, why: str) -> None:
         """``instance`` stopped serving: mark it starting and move its lease to an idle
         instance, if one is free (else the lease waits for this instance's replacement)."""
-        ready = {n.id for n in self._nodes if n.state == "ready"}
+        ready = {n.id for n in self._nodes if n.state == "ready" and n.availability != "drain"}
         with self._lock:
             slot = self.slots[instance]
-            if slot.state in ("starting", "unplaced") and slot.lease is None:
+            if slot.state in ("starting", "unplaced"):
                 slot.error = why
-                return  # lost already: nothing more to move
-            if slot.lease is not None or slot.state == "resetting" or slot.again:
+                return  # lost already: its lease (if any) was moved or waits already
+            if slot.lease is not None or slot.state != "idle" or slot.again:
                 self._dirty.add(instance)  # when it answers again, it is reset before anyone leases it
             slot.state, slot.error, slot.again = "starting", why, False
             slot.epoch += 1  # a reset still running there applies nothing
@@ -600,10 +613,14 @@ class ClusterPool(Pool):
         if row is not None:
             self._agents[k] = row
             self._misses.pop(k, None)
+        if row is not None and self._restarted(k, row) and slot.state not in ("starting", "unplaced"):
+            self._lost(k, f"its agent on {p.node} restarted")  # it may have reset under a lease
         if slot.state == "starting":
-            if row is not None and row.get("state") == "idle":
-                self._back(k, slot)
-            elif now - p.since > self.spec.start_timeout:
+            if row is not None:
+                self._back(k, slot, row)
+            if slot.state != "starting":
+                return
+            if now - p.since > self.spec.start_timeout:
                 self._avoid.setdefault(k, {})[p.node_id] = now + AVOID_FOR
                 self.place(k, f"not up within {self.spec.start_timeout:g} s on {p.node}: {self._task_errors(k)}")
             else:
@@ -619,13 +636,18 @@ class ClusterPool(Pool):
         else:
             self._retry_failed(k, slot, now)
 
-    def _back(self, k: int, slot) -> None:
-        """``k``'s agents report it up and verified: idle, or first reset when it may hold a
-        worker's changes (it was lost while leased or resetting, or a new pool found it)."""
+    def _back(self, k: int, slot, row: dict) -> None:
+        """``k``'s agents answer again: idle, or first a reset when it may hold a worker's
+        changes (it was lost while leased or resetting, a new pool found it) or its agents
+        report their last reset failed."""
+        if row["state"] != "idle" and "failed" not in row["state"]:
+            return  # still resetting there
         with self._lock:
             if slot.state != "starting":
                 return
             slot.error, slot.again = "", False
+            if "failed" in row["state"]:
+                self._dirty.add(k)
             if k not in self._dirty:
                 slot.state = "idle"
                 return
@@ -635,13 +657,22 @@ class ClusterPool(Pool):
             slot.done.clear()
         self._spawn(slot, None, False, "back after it was lost: reset before anyone leases it")
 
+    def _restarted(self, k: int, row: dict) -> bool:
+        """True when an agent of ``k`` answers with another boot id than last time (it was
+        restarted; its start-up may have reset the instance under a lease)."""
+        boots = row.get("boots")
+        seen = self._boots.get(k)
+        self._boots[k] = boots
+        return bool(seen) and bool(boots) and seen != boots
+
     def _retry_failed(self, k: int, slot, now: float) -> None:
         """Reset an instance whose last reset failed again, while its agents answer: after
         :data:`RETRY_FAILED_EVERY` s, doubling per failure in a row (at most 5 min)."""
-        if slot.state != "failed":
+        if slot.state == "idle":
             self._retried.pop(k, None)
+        if slot.state != "failed":
             return
-        last, n = self._retried.get(k, (0.0, 0))
+        last, n = self._retried.setdefault(k, (now, 0))  # counted from the first failure seen
         if now - last >= min(300.0, RETRY_FAILED_EVERY * 2 ** n):
             self._retried[k] = (now, n + 1)
             self.start_reset(k, reason="retry after a failed reset")
@@ -712,6 +743,7 @@ class K8sPool(ClusterPool):
         self.failovers, self.replacements = [], []
         self._misses, self._avoid, self._agents, self._nodes, self._retried = {}, {}, {}, [], {}
         self._dirty, self._clients = set(range(spec.instances)), {}  # a pool (re)start: reset before leasing
+        self._boots = {}
         for slot in self.slots.values():
             slot.state = "starting"
 
@@ -730,8 +762,10 @@ class K8sPool(ClusterPool):
             if row is not None:
                 self._agents[k] = row
                 self._misses.pop(k, None)
-                if slot.state == "starting" and row["state"] == "idle":
-                    self._back(k, slot)
+                if self._restarted(k, row) and slot.state not in ("starting", "unplaced"):
+                    self._lost(k, "its agents restarted")
+                if slot.state == "starting":
+                    self._back(k, slot, row)
                 else:
                     self._retry_failed(k, slot, now)
                 continue
@@ -999,9 +1033,10 @@ def run_agent(spec: ClusterSpec, instance: int, host: str, namespace: str, gener
     reporter.step("agent", f"instance {instance} on {host}: bringing up {', '.join(s.name for s in sites)}")
     up(target, sites, engine, reporter, build=False, check_images=check_images)
     rep = checks.verify_report(target, sites, engine, deep=True)
-    if not rep["ok"] and all(r["ok"] for r in rep["results"]):
-        # The sites answer but their state is not golden: an agent that restarted while a
-        # worker had changed the instance. Reset, then check again.
+    if not rep["ok"] and any(not st["ok"] for st in rep.get("state", [])):
+        # The state is not golden: an agent that restarted while a worker had changed the
+        # instance (a changed password can fail a login probe too). Reset, check again. The
+        # pool sees the agent's new boot id and moves the instance's lease.
         from sitectl.ops.reset import reset
 
         reporter.step("agent", "state differs from golden after a restart: resetting")
@@ -1016,7 +1051,7 @@ def run_agent(spec: ClusterSpec, instance: int, host: str, namespace: str, gener
     def agent_reset(t: Target, names, full, eng) -> dict:
         # A site container replaced since (Swarm started a new task, the kubelet restarted it)
         # is new to sitectl: bring it up first (post-start steps, golden from the fresh image).
-        if any(eng.container(t.container(s)) is None for s in sites):
+        if any(eng.replaced(t.container(s)) for s in sites):  # one cheap look per site
             reporter.step("agent", "a site container was replaced: bringing it up before the reset")
             up(t, sites, eng, reporter, build=False, check_images=check_images)
         return default_reset(t, names, full, eng)

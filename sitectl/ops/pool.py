@@ -127,6 +127,8 @@ class Pool:
         self._leases: dict[str, Lease] = {}
         self._stop = threading.Event()
         self._health: dict[int, tuple[float, dict]] = {}  # instance -> (when, per-site health)
+        #: A random id of this pool object: a cluster pool tells an agent that restarted by it.
+        self.boot = secrets.token_hex(8)
 
     @property
     def default_instance(self) -> int:
@@ -326,4 +328,4 @@ class Pool:
                     row["sites"] = {"error": str(e)}
                 self._health[n] = (now, row["sites"])
                 row["health_age_s"] = 0.0
-        return {"instances": rows}
+        return {"instances": rows, "boot": self.boot}
