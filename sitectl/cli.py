@@ -45,21 +45,30 @@ def target_options(f):
     @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
     @functools.wraps(f)
     def wrapper(stack, host, site_hosts, instance, seed, scale, data_dir, config_file, as_json, **kw):
-        try:
+        def call():
             # The labels of the instance the command acts on (the config file may name it).
             inst = instance if instance is not None else read_config(config_file).get("instance")
             rec_host, rec_site_hosts = lifecycle.recorded_host(Engine(), inst)
             target = resolve_target(stack, host, instance, data_dir, config_file, recorded_host=rec_host,
                                     seed=seed, scale=scale, site_hosts=site_hosts,
                                     recorded_site_hosts=rec_site_hosts)
-            result = f(target=target, as_json=as_json, **kw)
-        except SitectlError as e:
-            _fail(str(e), e.exit_code, as_json, getattr(e, "payload", None))
-        except KeyboardInterrupt:
-            _fail("interrupted", 130, as_json)
-        if as_json and result is not None:
-            click.echo(json.dumps(result, indent=2, default=str))
+            return f(target=target, as_json=as_json, **kw)
+
+        run_guarded(call, as_json)
     return wrapper
+
+
+def run_guarded(call, as_json: bool) -> None:
+    """Run a command's body: a SitectlError becomes one clear message and its exit code, an
+    interrupt exit 130; with ``--json`` the result is printed as JSON."""
+    try:
+        result = call()
+    except SitectlError as e:
+        _fail(str(e), e.exit_code, as_json, getattr(e, "payload", None))
+    except KeyboardInterrupt:
+        _fail("interrupted", 130, as_json)
+    if as_json and result is not None:
+        click.echo(json.dumps(result, indent=2, default=str))
 
 
 def _fail(message: str, code: int, as_json: bool, payload=None) -> None:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from pathlib import Path
 
 import click
 from rich.table import Table
 
-from sitectl.cli import _fail, out, read_or_make_token
-from sitectl.errors import SitectlError, UsageError
+from sitectl.cli import out, read_or_make_token, run_guarded
+from sitectl.errors import UsageError
 from sitectl.progress import Reporter
 
 
@@ -19,14 +18,7 @@ def _guard(f):
     """One clear error and its exit code for a SitectlError; ``--json`` output of the result."""
     @functools.wraps(f)
     def wrapper(as_json, **kw):
-        try:
-            result = f(as_json=as_json, **kw)
-        except SitectlError as e:
-            _fail(str(e), e.exit_code, as_json, getattr(e, "payload", None))
-        except KeyboardInterrupt:
-            _fail("interrupted", 130, as_json)
-        if as_json and result is not None:
-            click.echo(json.dumps(result, indent=2, default=str))
+        run_guarded(lambda: f(as_json=as_json, **kw), as_json)
     return wrapper
 
 

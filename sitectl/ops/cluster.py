@@ -409,6 +409,14 @@ class ClusterPool(Pool):
         sites = {t.instance: [s.name for s in spec.chosen_sites(t) if s.mutable] for t in targets}
         super().__init__(targets, Engine(), reset_fn=self._agent_reset, clock=clock, sites=sites)
         self.placements: dict[int, Placement] = {}
+        self._fleet_state()
+        for slot in self.slots.values():
+            slot.state = "unplaced"
+            slot.done.set()
+        self._adopt_deployed()
+
+    def _fleet_state(self) -> None:
+        """The pool's bookkeeping beyond :class:`Pool`'s (shared with :class:`K8sPool`)."""
         self.failovers: list[dict] = []
         self.replacements: list[dict] = []
         self._misses: dict[int, float] = {}  # instance -> monotonic time of the first unanswered check
@@ -419,10 +427,6 @@ class ClusterPool(Pool):
         self._dirty: set[int] = set()  # starting instances that may hold a worker's changes
         self._clients: dict[str, AgentClient] = {}
         self._boots: dict[int, tuple] = {}  # instance -> its agents' boot ids, last seen
-        for slot in self.slots.values():
-            slot.state = "unplaced"
-            slot.done.set()
-        self._adopt_deployed()
 
     # -- agents -------------------------------------------------------------------------
     def agents(self, instance: int) -> list[AgentClient]:
@@ -740,10 +744,8 @@ class K8sPool(ClusterPool):
         Pool.__init__(self, targets, Engine(), reset_fn=self._agent_reset, clock=clock, sites=sites)
         self.placements = {t.instance: Placement("kubernetes", "kubernetes", instance_namespace(namespace, t.instance), 1)
                            for t in targets}
-        self.failovers, self.replacements = [], []
-        self._misses, self._avoid, self._agents, self._nodes, self._retried = {}, {}, {}, [], {}
-        self._dirty, self._clients = set(range(spec.instances)), {}  # a pool (re)start: reset before leasing
-        self._boots = {}
+        self._fleet_state()
+        self._dirty = set(range(spec.instances))  # a pool (re)start: reset each before leasing it
         for slot in self.slots.values():
             slot.state = "starting"
 
