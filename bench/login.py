@@ -35,12 +35,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sitectl.engine import Engine  # noqa: E402
+from sitectl.engine import DockerEngine  # noqa: E402
 from sitectl.ops import login as loginmod  # noqa: E402
-from sitectl.ops import snapshots  # noqa: E402
+from sitectl import snapshots  # noqa: E402
 from sitectl.ops.envvars import env_vars  # noqa: E402
 from sitectl.sites import driver_for  # noqa: E402
-from sitectl.target import resolve_target  # noqa: E402
+from sitectl.stack.target import resolve_target  # noqa: E402
 
 WEBARENA_PY = ROOT / ".venv-webarena/bin/python"
 BROWSERS = ROOT / ".cache/pw-browsers"
@@ -106,7 +106,7 @@ def main() -> int:
         print("bench/login.py: run `make webarena-client` first (libwebarena's venv and browser folder)", file=sys.stderr)
         return 2
     target = resolve_target("mini", host="127.0.0.1")
-    engine = Engine()
+    engine = DockerEngine()
     times: dict[str, list[float]] = {"sitectl": [], "webarena": []}
     broken = {"sitectl": 0, "webarena": 0}
     for _ in range(a.reps):

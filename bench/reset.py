@@ -31,10 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sitectl.engine import Engine  # noqa: E402
-from sitectl.ops import lifecycle, snapshots  # noqa: E402
+from sitectl.engine import DockerEngine  # noqa: E402
+from sitectl import snapshots
+from sitectl.ops import lifecycle  # noqa: E402
 from sitectl.progress import Reporter  # noqa: E402
-from sitectl.target import resolve_target  # noqa: E402
+from sitectl.stack.target import resolve_target  # noqa: E402
 from tests.actions import gitlab as gl  # noqa: E402
 from tests.actions import magento, postmill  # noqa: E402
 
@@ -86,7 +87,7 @@ def stats(samples: list[float]) -> dict:
 
 
 def run_scale(scale: str, reps: int, recreate_reps: int, full_reps: int, log) -> dict:
-    engine = Engine()
+    engine = DockerEngine()
     target = resolve_target("mini", host="127.0.0.1", scale=scale)
     rep = Reporter()
     log(f"[{scale}] bringing the mini stack up (building {scale} images if missing)")

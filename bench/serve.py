@@ -31,13 +31,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sitectl.engine import Engine  # noqa: E402
+from sitectl.engine import DockerEngine  # noqa: E402
 from sitectl.ops import lifecycle  # noqa: E402
 from sitectl.ops.instances import list_instances  # noqa: E402
 from sitectl.ops.pool import Pool, default_reset  # noqa: E402
 from sitectl.progress import Reporter  # noqa: E402
 from sitectl.server import make_server, serve  # noqa: E402
-from sitectl.target import resolve_target  # noqa: E402
+from sitectl.stack.target import resolve_target  # noqa: E402
 from bench.leasing import run_lease_loop  # noqa: E402
 
 TOKEN = "bench-" + uuid.uuid4().hex
@@ -80,7 +80,7 @@ def main() -> int:
     ap.add_argument("--baseline-seconds", type=float, default=120)
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/serve.json")
     a = ap.parse_args()
-    engine = Engine()
+    engine = DockerEngine()
     targets = [resolve_target("mini", host="127.0.0.1", instance=i) for i in range(a.instances)]
     t0 = time.monotonic()
     threads = [threading.Thread(target=lifecycle.up, args=(t, list(t.stack.sites.values()), engine, Reporter()))

@@ -3,7 +3,7 @@
 Each cycle picks a site and a mutation at random (seeded): task-like changes made through the
 site's own HTTP (an order, a review, a price change, a forum post, a comment and a vote, a GitLab
 issue, a pushed commit) or adversarial ones made with the site's own database or shell. Then
-`reset` (the delta path, `sitectl.ops.snapshots.reset`, timed) and `verify --deep` of that site
+`reset` (the delta path, `sitectl.snapshots.reset`, timed) and `verify --deep` of that site
 (full fingerprints against the golden manifest). A mismatch is any store that differs after the
 reset, or a reset that raised. A move whose reset found no store changed is counted under
 moves_that_changed_nothing (a move that tests nothing shows there). Runs on its own instance (default 3), so it never meets the test
@@ -31,10 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sitectl.engine import Engine  # noqa: E402
-from sitectl.ops import lifecycle, snapshots  # noqa: E402
+from sitectl.engine import DockerEngine  # noqa: E402
+from sitectl import snapshots
+from sitectl.ops import lifecycle  # noqa: E402
 from sitectl.progress import Reporter  # noqa: E402
-from sitectl.target import resolve_target  # noqa: E402
+from sitectl.stack.target import resolve_target  # noqa: E402
 from tests.actions import gitlab as gl  # noqa: E402
 from tests.actions import magento, postmill  # noqa: E402
 
@@ -110,7 +111,7 @@ def main() -> int:
     ap.add_argument("--window", type=int, default=100)
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/soak.json")
     a = ap.parse_args()
-    engine = Engine()
+    engine = DockerEngine()
     target = resolve_target("mini", host="127.0.0.1", instance=a.instance)
     lifecycle.up(target, target.stack.select(MUTABLE), engine, Reporter())
     snapshots.reset(target, target.stack.select(MUTABLE), engine)

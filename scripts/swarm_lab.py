@@ -26,7 +26,7 @@ from python_on_whales.exceptions import DockerException
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sitectl.engine_swarm import Swarm, engine_at  # noqa: E402
+from sitectl.engine.swarm import Swarm, engine_at  # noqa: E402
 
 NODE_IMAGE = "sitectl/swarm-node:0.1"
 NETWORK = "sitectl-lab"

@@ -3,13 +3,13 @@
 ``from sitectl import Environment`` is the Python API (:mod:`sitectl.api`);
 ``sitectl.locators`` holds WebArena's evaluator helpers and direct-state reads."""
 
-__version__ = "0.1.0"
+from sitectl.version import __version__
 
 
 def __getattr__(name: str):
     # Lazy, so `import sitectl` (and the CLI's start) does not load Docker and HTTP clients.
     if name == "Environment":
-        from sitectl.api import Environment
+        from sitectl.api import Environment  # noqa: PLC0415 - lazy: the API loads Docker and HTTP clients
 
         return Environment
     raise AttributeError(name)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sitectl.engine import Engine
+from sitectl.engine import DockerEngine
 from sitectl.locators import Locators
 from sitectl.progress import QUIET, Reporter
-from sitectl.target import Target, resolve_target
+from sitectl.stack.target import Target
 
 
 class Environment:
@@ -41,23 +41,16 @@ class Environment:
     def __init__(self, stack: str | None = None, host: str | None = None, instance: int | None = None,
                  site_hosts: bool | None = None, seed: int | None = None, scale: str | None = None,
                  data_dir: str | None = None, config: str | None = None, reporter: Reporter = QUIET):
-        from sitectl.ops.lifecycle import recorded_host
+        from sitectl.sites.containers import running_target
 
-        from sitectl.target import read_config
-
-        self.engine = Engine()
-        inst = instance if instance is not None else read_config(config).get("instance")
-        rec_host, rec_site_hosts = recorded_host(self.engine, inst)
-        self.target: Target = resolve_target(stack, host, instance, data_dir, config, recorded_host=rec_host,
-                                             seed=seed, scale=scale, site_hosts=site_hosts,
-                                             recorded_site_hosts=rec_site_hosts)
+        self.engine = DockerEngine()
+        self.target: Target = running_target(self.engine, stack, host, instance, data_dir, config, seed=seed,
+                                             scale=scale, site_hosts=site_hosts)
         self.reporter = reporter
 
     def _sites(self, sites: list[str] | None, default_mutable: bool = False):
         st = self.target.stack
-        if sites:
-            return st.select(sites)
-        return [s for s in st.sites.values() if s.mutable] if default_mutable else list(st.sites.values())
+        return st.reset_sites(sites) if default_mutable else st.select(sites)
 
     # -- lifecycle --------------------------------------------------------------------------
     def up(self, sites: list[str] | None = None, build: bool = True) -> list[dict]:
@@ -81,7 +74,7 @@ class Environment:
 
         Raises:
             sitectl.stores.StoreError: a store could not be restored even by the full path.
-            sitectl.ops.journal.InstanceBusy: ``wait`` False (or a number of seconds passed)
+            sitectl.snapshots.journal.InstanceBusy: ``wait`` False (or a number of seconds passed)
                 while another process changes this instance.
         """
         from sitectl.ops.reset import reset

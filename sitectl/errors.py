@@ -1,4 +1,32 @@
-"""Every error sitectl raises on purpose. Each carries one clear, user-facing message."""
+"""Every error sitectl raises on purpose. Each carries one clear, user-facing message, and the
+CLI exits with its ``exit_code``.
+
+The tree (exit code in brackets)::
+
+    SitectlError [1]
+    ├── StackError [2]            a stack or health-check file is invalid
+    ├── UsageError [2]            bad input: a site, option, snapshot name, file
+    ├── LeaseError [2]            unknown or expired lease id
+    ├── EngineError [3]           the engine is missing, stopped, or refused
+    │   ├── EngineGone [3]        ... it stopped answering in the middle of an operation
+    │   ├── ImageMissing [3]      ... an image is absent
+    │   ├── PortInUse [3]         ... a host port is taken
+    │   └── ContainerExited [3]   ... a container stopped during start
+    ├── NoNodeFits [3]            no cluster node can take an instance
+    ├── StepFailed [4]            a post-start step exited non-zero
+    ├── SiteUnhealthy [5]         a site answered 5xx, timed out or refused
+    │   └── ProbeTimeout [5]      ... a health probe never settled
+    ├── LoginError [6]            a site refused the credentials
+    ├── LoginsFailed [6]          ``login`` left a site not logged in
+    ├── VerifyFailed [7]          ``verify`` found a failing check
+    ├── PreflightFailed [8]       a task cannot be prepared as given
+    ├── StoreError [9]            a store could not snapshot, detect, restore or fingerprint
+    │   └── NotCovered [9]        ... a snapshot has no complete copy of a site
+    ├── LocatorError [9]          a locator could not read what it was asked for
+    └── InstanceBusy [10]         another process holds the instance's lock
+
+An interrupt exits 130 (``docs/cli.md``, exit codes).
+"""
 from __future__ import annotations
 
 
@@ -96,3 +124,49 @@ class LoginsFailed(SitectlError):
         err = cls(f"{prefix}: " + "; ".join(bad + list(extra)))
         err.payload = res
         return err
+
+
+class LeaseError(SitectlError):
+    """Unknown or expired lease id."""
+
+    exit_code = 2
+
+
+class NoNodeFits(SitectlError):
+    """No ready, active node has the labels and free memory an instance needs."""
+
+    exit_code = 3
+
+
+class PreflightFailed(SitectlError):
+    """A task cannot be prepared as given; ``problems`` lists every reason."""
+
+    exit_code = 8
+
+    def __init__(self, problems: list[str]):
+        super().__init__("preflight failed:\n" + "\n".join(f"  {p}" for p in problems))
+        self.problems = problems
+
+
+class StoreError(SitectlError):
+    """A store could not snapshot, detect, restore or fingerprint; the message names it."""
+
+    exit_code = 9
+
+
+class NotCovered(StoreError):
+    """Snapshot ``name`` has no complete copy of a site: its manifest does not list the site
+    (a snapshot of it failed or was interrupted, and its copies were dropped from the manifest
+    before they were touched)."""
+
+
+class LocatorError(SitectlError):
+    """A locator could not read what it was asked for (site answered an error, no such row)."""
+
+    exit_code = 9
+
+
+class InstanceBusy(SitectlError):
+    """Another process holds the instance's lock (``--no-wait``)."""
+
+    exit_code = 10

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlparse
 
 from sitectl import http
-from sitectl.errors import SitectlError, UsageError
+from sitectl.errors import LocatorError, SitectlError, UsageError
 from sitectl.stack import Account
 
 #: GitLab's access levels (``Gitlab::Access``; contract-postmill-gitlab-map.md §GitLab).
@@ -45,12 +45,6 @@ WEBARENA_SHOP_ADMIN = Account(username="admin", password="admin1234")
 TIMEOUT = 30.0
 
 
-class LocatorError(SitectlError):
-    """A locator could not read what it was asked for (site answered an error, no such row)."""
-
-    exit_code = 9
-
-
 @dataclass
 class Locators:
     """The locators of one set of sites.
@@ -60,7 +54,7 @@ class Locators:
             WebArena's variables hold them (no trailing slash).
         shop_admin: the Magento admin account whose REST token the shopping helpers use
             (WebArena: ``shopping_site_admin``, admin/admin1234).
-        target: the :class:`sitectl.target.Target` whose databases the direct-state reads
+        target: the :class:`sitectl.stack.target.Target` whose databases the direct-state reads
             query; None leaves only the HTTP helpers usable.
     """
 
@@ -219,7 +213,7 @@ class Locators:
         """Rows of a one-column JSON query against ``site``'s first SQL store."""
         if self.target is None:
             raise UsageError(f"direct-state locators need the instance the URLs belong to: {self.no_target_reason}")
-        from sitectl.engine import Engine
+        from sitectl.engine import DockerEngine
         from sitectl.stores import session_for
         from sitectl.stores.transport import ExecTransport
 
@@ -228,7 +222,7 @@ class Locators:
         store = next((x for x in (s.stores if s else []) if x.kind in ("mysql", "postgres")), None)
         if store is None:
             raise UsageError(f"site {site!r} has no SQL store in stack {t.stack.name!r}")
-        sess = session_for(s, store, ExecTransport(Engine(), t.container(s), site))
+        sess = session_for(s, store, ExecTransport(DockerEngine(), t.container(s), site))
         if sess.dialect == "mysql":  # the stores name tables with their schema; these queries do not
             sql = f"USE `{store.database}`;\n{sql}"
         try:
@@ -371,7 +365,7 @@ def _target_for_urls(urls: dict[str, str], instance: str | None):
     or (None, why) when there is none or its URLs differ from ``urls``."""
     from urllib.parse import urlsplit
 
-    from sitectl.target import PORT_STEP, resolve_target
+    from sitectl.stack.target import PORT_STEP, resolve_target
 
     try:
         base = resolve_target()
@@ -389,11 +383,10 @@ def _target_for_urls(urls: dict[str, str], instance: str | None):
                         break
             if n is None:
                 return None, "no site URL in the environment names a port of the stack (set SITECTL_INSTANCE)"
-        from sitectl.engine import Engine
-        from sitectl.ops.lifecycle import recorded_host
+        from sitectl.engine import DockerEngine
+        from sitectl.sites.containers import running_target
 
-        host, site_hosts = recorded_host(Engine(), n)
-        target = resolve_target(instance=n, recorded_host=host, recorded_site_hosts=site_hosts)
+        target = running_target(DockerEngine(), instance=n)
     except (SitectlError, ValueError) as e:
         return None, f"cannot resolve the instance: {e}"
     wrong = [f"{k}: {urls[k]} (instance {target.instance} has {target.url(target.stack.sites[k])})"

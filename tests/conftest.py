@@ -7,10 +7,10 @@ import textwrap
 
 import pytest
 
-from sitectl.engine import Engine
+from sitectl.engine import DockerEngine, Engine
 from sitectl.ops import lifecycle
 from sitectl.progress import Reporter
-from sitectl.target import Target, resolve_target
+from sitectl.stack.target import Target, resolve_target
 
 MINI_HOST = "127.0.0.1"
 
@@ -31,7 +31,7 @@ SCRATCH_INSTANCE = 7  # bad-input tests run their own small stacks as instance 7
 @pytest.fixture(scope="session")
 def engine() -> Engine:
     """The real engine; a test that needs it fails (not skips) when none answers."""
-    e = Engine()
+    e = DockerEngine()
     e.ping()
     return e
 

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitectl.cli import main
-from sitectl.target import PORT_STEP
+from sitectl.stack.target import PORT_STEP
 from tests.conftest import SCRATCH_INSTANCE
 
 OFFSET = PORT_STEP * SCRATCH_INSTANCE  # instance N publishes declared ports + 100 * N

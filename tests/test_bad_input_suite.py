@@ -22,10 +22,10 @@ import requests
 from click.testing import CliRunner
 
 from sitectl.cli import main
-from sitectl.engine import Engine
+from sitectl.engine import DockerEngine
 from sitectl.ops.pool import Pool
 from sitectl.server import make_server, serve
-from sitectl.target import resolve_target
+from sitectl.stack.target import resolve_target
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,7 +230,7 @@ def test_an_archive_that_passes_every_check_still_needs_running_sites(clean):
 def server(clean, engine):
     """The real reset server over instance 8 (no site runs there: nothing may be reset)."""
     log = io.StringIO()
-    pool = Pool([resolve_target("mini", host="127.0.0.1", instance=INSTANCE)], Engine(), sites={INSTANCE: ["reddit"]})
+    pool = Pool([resolve_target("mini", host="127.0.0.1", instance=INSTANCE)], DockerEngine(), sites={INSTANCE: ["reddit"]})
     srv = make_server(pool, "the-right-token-42", ("127.0.0.1", 0), log=log)
     th = threading.Thread(target=serve, args=(srv, 0.1), daemon=True)
     th.start()

@@ -24,9 +24,9 @@ import pytest
 import requests
 
 from scripts import swarm_lab
-from sitectl.engine_swarm import NodeInfo
+from sitectl.engine.swarm import NodeInfo
 from sitectl.errors import UsageError
-from sitectl.ops import cluster as cl
+from sitectl.fleet import cluster as cl
 
 SITECTL = str(Path(sys.executable).parent / "sitectl")
 GiB = 1 << 30

@@ -5,7 +5,7 @@ over a running fleet, a node in an unclear state.
 Mocked, and why: the Swarm manager (:class:`FakeSwarm`, nodes and stacks in memory) and the
 agents (their status rows and resets, set by each test) are replaced by doubles, because
 these orders of events cannot be produced on demand with real nodes. Everything else is the
-real :class:`sitectl.ops.cluster.ClusterPool` with its real locks and reset threads, and a
+real :class:`sitectl.fleet.cluster.ClusterPool` with its real locks and reset threads, and a
 clock the test moves. tests/test_cluster.py runs the real fleet on three real nodes.
 """
 from __future__ import annotations
@@ -14,9 +14,9 @@ import threading
 
 import pytest
 
-from sitectl.engine_swarm import NodeInfo
+from sitectl.engine.swarm import NodeInfo
 from sitectl.errors import SitectlError
-from sitectl.ops import cluster as cl
+from sitectl.fleet import cluster as cl
 
 GiB = 1 << 30
 

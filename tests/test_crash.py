@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from sitectl.ops.journal import InstanceBusy, instance_lock, journal_path
+from sitectl.errors import InstanceBusy
+from sitectl.snapshots.journal import instance_lock, journal_path
 from tests.actions import magento, postmill
 
 pytestmark = pytest.mark.docker
@@ -91,8 +92,8 @@ def test_two_resets_serialize_and_no_wait_fails_fast(mini):
     from sitectl import Environment
 
     # (The lock is re-entrant within one process, so the holder here is a second process.)
-    p = subprocess.Popen([sys.executable, "-c", "import time\nfrom sitectl.ops.journal import instance_lock\n"
-                          "from sitectl.target import resolve_target\n"
+    p = subprocess.Popen([sys.executable, "-c", "import time\nfrom sitectl.snapshots.journal import instance_lock\n"
+                          "from sitectl.stack.target import resolve_target\n"
                           "with instance_lock(resolve_target('mini', host='127.0.0.1'), 'other process'):\n"
                           "    print('held', flush=True); time.sleep(20)"], stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "held"

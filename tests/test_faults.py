@@ -25,10 +25,11 @@ from pathlib import Path
 import pytest
 from python_on_whales import docker
 
-from sitectl.engine import Engine
+from sitectl.engine import DockerEngine
 from sitectl.errors import EngineError
-from sitectl.ops import lifecycle, snapshots
-from sitectl.ops.journal import journal_path
+from sitectl import snapshots
+from sitectl.ops import lifecycle
+from sitectl.snapshots.journal import journal_path
 from sitectl.progress import Reporter
 from tests.actions import magento, postmill
 from tests.conftest import SCRATCH_INSTANCE, cli
@@ -273,7 +274,7 @@ def test_engine_restarted_during_reset(mini, engine):
         if not _dockerd_pids():
             start_engine()
     # The engine is back; its containers are stopped (no restart policy, as WebArena runs them).
-    assert not Engine().container(cname(mini, "reddit")).running
+    assert not DockerEngine().container(cname(mini, "reddit")).running
     code, res = cli("reset", "reddit", "--json")
     assert code == 0, res
     rows = {r["site"]: r for r in res["sites"]}
@@ -285,7 +286,7 @@ def test_engine_restarted_during_reset(mini, engine):
         assert ok, res
     finally:
         # Bring the rest of instance 0 back for the tests after this one (starts, keeps state).
-        lifecycle.up(mini, list(mini.stack.sites.values()), Engine(), Reporter(quiet=True))
+        lifecycle.up(mini, list(mini.stack.sites.values()), DockerEngine(), Reporter(quiet=True))
 
 
 def test_killed_while_retaking_golden_never_leaves_a_half_copy_in_use(mini, engine):
@@ -344,7 +345,7 @@ def test_recovery_waits_for_a_killed_resets_leftover_command(mini, engine, monke
     """A killed sitectl's `docker exec` keeps running in the container (here: a real exec the
     test starts and leaves running, as a dead process would); recovery waits for it, and after
     its limit changes nothing under it."""
-    from sitectl.ops.journal import write_journal
+    from sitectl.snapshots.journal import write_journal
 
     forum = cname(mini, "reddit")
     postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", "leftover exec")

@@ -19,7 +19,7 @@ import uuid
 import pytest
 
 from sitectl.locators import Locators
-from sitectl.ops import snapshots
+from sitectl import snapshots
 from sitectl.ops.envvars import env_vars
 from tests.actions import gitlab as gl
 from tests.actions import magento, postmill

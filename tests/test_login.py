@@ -11,7 +11,7 @@ import pytest
 
 from sitectl.ops import login as loginmod
 from sitectl.sites import driver_for
-from sitectl.target import resolve_target
+from sitectl.stack.target import resolve_target
 from tests.conftest import cli
 from tests.faultproxy import FaultProxy
 
@@ -79,10 +79,10 @@ def test_check_tells_logged_out_and_reset_rebuilds(mini, tmp_path):
     code, res = cli("login", "--check", "--out", str(tmp_path), "--json")
     assert code == 0 and {r["state"] for r in res["files"]} == {"logged_in"}
     # A restore puts the sessions back to golden's: every file is logged out now...
-    from sitectl.engine import Engine
-    from sitectl.ops import snapshots
+    from sitectl.engine import DockerEngine
+    from sitectl import snapshots
 
-    snapshots.reset(mini, [mini.stack.sites[s] for s in ("shopping", "shopping_admin", "reddit", "gitlab")], Engine())
+    snapshots.reset(mini, [mini.stack.sites[s] for s in ("shopping", "shopping_admin", "reddit", "gitlab")], DockerEngine())
     assert set(probe_file(mini, tmp_path / "gitlab.reddit_state.json").values()) == {"logged_out"}
     # ...and `login --check` says so (not "expired" for a healthy site) and rebuilds them.
     code, res = cli("login", "--check", "--out", str(tmp_path), "--json")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from python_on_whales import docker
 
-from sitectl.ops import snapshots
+from sitectl import snapshots
 from sitectl.stores import stores_for
 
 pytestmark = pytest.mark.docker

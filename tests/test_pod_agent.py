@@ -16,7 +16,7 @@ import time
 import pytest
 import requests
 
-from sitectl.ops import cluster as cl
+from sitectl.fleet import cluster as cl
 
 pytestmark = pytest.mark.docker
 
@@ -44,7 +44,7 @@ def pod(tmp_path_factory, engine):
     spec = cl.ClusterSpec(sites=("reddit",))
     t = spec.target(INSTANCE, "localhost")
     site = t.stack.sites["reddit"]
-    from sitectl.ops.lifecycle import ensure_images
+    from sitectl.sites.containers import ensure_images
 
     ensure_images(t, [site], engine)
     cl.build_agent_image(engine)

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from sitectl.ops import snapshots
+from sitectl import snapshots
 from tests.actions import gitlab as gl
 from tests.actions import magento, postmill
 

@@ -22,7 +22,7 @@ from sitectl.ops.envvars import env_vars
 from sitectl.ops.pool import Pool
 from sitectl.progress import Reporter
 from sitectl.server import make_server, serve
-from sitectl.target import resolve_target
+from sitectl.stack.target import resolve_target
 from tests.actions import postmill
 from tests.test_webarena_client import PY
 

@@ -19,7 +19,7 @@ from sitectl.cli import main
 from sitectl.ops import lifecycle
 from sitectl.ops.envvars import env_vars
 from sitectl.progress import Reporter
-from sitectl.target import resolve_target
+from sitectl.stack.target import resolve_target
 from tests.test_browser_states import CHROMIUM, KEYWORD, logged_in
 from tests.test_login import probe_file
 from tests.test_webarena_client import BROWSERS, JUDGE, PY

@@ -6,10 +6,10 @@ import concurrent.futures
 
 from sitectl.engine import Engine
 from sitectl.errors import VerifyFailed
-from sitectl.probes import ProbeOutcome, probes_of, run_probe, run_probe_checked
+from sitectl.sites.probes import ProbeOutcome, probes_of, run_probe, run_probe_checked
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
-from sitectl.target import Target
+from sitectl.stack.target import Target
 
 
 def status(target: Target, sites: list[Site], engine: Engine) -> list[dict]:
@@ -39,7 +39,7 @@ def status(target: Target, sites: list[Site], engine: Engine) -> list[dict]:
 
 def verify(target: Target, sites: list[Site], engine: Engine, raise_on_failure: bool = True) -> list[ProbeOutcome]:
     """Deep health of each site: every probe of its health-check file, once; a probe that
-    fails is tried again (:func:`sitectl.probes.run_probe_checked`), so the report tells a site
+    fails is tried again (:func:`sitectl.sites.probes.run_probe_checked`), so the report tells a site
     that is down from one whose probe flaps (both fail).
 
     For WebArena's sites that is: the database answers inside the container, the login page
@@ -81,7 +81,7 @@ def verify_report(target: Target, sites: list[Site], engine: Engine, deep: bool 
                   reporter: Reporter = QUIET) -> dict:
     """What ``sitectl verify`` reports (the CLI and :meth:`sitectl.Environment.verify`).
 
-    First an interrupted reset is rolled forward (:func:`sitectl.ops.snapshots.recover_pending`);
+    First an interrupted reset is rolled forward (:func:`sitectl.snapshots.recover_pending`);
     with ``deep``, every store's fingerprints are compared with ``snapshot``'s (default golden) manifest before
     the probes run (their logins write sessions); then every probe (:func:`verify`).
 
@@ -92,7 +92,7 @@ def verify_report(target: Target, sites: list[Site], engine: Engine, deep: bool 
     Raises:
         UsageError: ``snapshot`` does not exist (deep); EngineError: no engine.
     """
-    from sitectl.ops import snapshots
+    from sitectl import snapshots
 
     recovered = snapshots.recover_pending(target, engine, reporter)
     states = snapshots.verify_deep(target, sites, engine, snapshot or snapshots.GOLDEN) if deep else []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from sitectl.http import is_localhost_name, system_resolves
-from sitectl.target import Target
+from sitectl.stack.target import Target
 
 #: BrowserGym's names (browsergym-webarena ``instance.py``; research/peers.md §1.3).
 BROWSERGYM_PREFIX = "WA_"

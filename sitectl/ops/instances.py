@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sitectl.engine import Engine
 from sitectl.errors import UsageError
-from sitectl.target import Target, resolve_target
+from sitectl.stack.target import Target, resolve_target
 
 
 def running_instances(engine: Engine) -> dict[int, dict]:

@@ -1,316 +1,20 @@
-"""Operations that change containers: build, load, up, down, reset (by re-creating)."""
+"""Operations that change an instance's containers: ``up`` (with its golden snapshot), ``down``
+and WebArena's own reset by re-creating them. One site's container mechanics (run spec, images,
+readiness) live in :mod:`sitectl.sites.containers`."""
 from __future__ import annotations
 
 import concurrent.futures
-import json
-from dataclasses import dataclass
-from pathlib import Path
 
-from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay
-
-from sitectl.engine import Engine, RunSpec
-from sitectl.errors import ImageMissing, ProbeTimeout, SitectlError, UsageError
-from sitectl.probes import ProbeOutcome, probes_of, run_probe
+from sitectl import snapshots
+from sitectl.engine.base import Engine
+from sitectl.errors import SitectlError, UsageError
+from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
-from sitectl.stack import Site
-from sitectl.target import Target
-
-
-def run_spec(target: Target, site: Site) -> RunSpec:
-    """The container ``target`` runs for ``site`` (used by ``up``, ``reset`` and ``plan``)."""
-    publish = tuple(
-        (target.publish_address, target.host_port(site, i), target.container_port(site, i))
-        for i in range(len(site.container_ports))
-    )
-    return RunSpec(
-        name=target.container(site),
-        image=target.image(site),
-        publish=publish,
-        command=tuple(site.command) if site.command else None,
-        env={k: target.fill(v, site) for k, v in site.environment.items()},
-        volumes=tuple(target.fill(v, site) for v in site.volumes),
-        labels=target.labels(site),
-        network=target.network,
-    )
-
-
-def post_start_argvs(target: Target, site: Site) -> list[tuple[str, list[str], float]]:
-    """``(step name, argv, timeout)`` of each post-start step, placeholders filled."""
-    return [(s.name, [target.fill(a, site) for a in s.exec], s.timeout) for s in site.post_start]
-
-
-# -- images ------------------------------------------------------------------------------
-SOURCE_LABEL = "sitectl.source"
-
-
-def source_hash(target: Target, tag: str, _memo: dict | None = None) -> str:
-    """SHA-256 of what image ``tag`` is built from: its ``inputs`` files (paths and contents,
-    ``__pycache__`` skipped), its build args, and the source hashes of the images it requires."""
-    import hashlib
-
-    memo = {} if _memo is None else _memo
-    if tag in memo:
-        return memo[tag]
-    b = target.image_build(tag)
-    base = Path(b.base_dir or Path(target.stack.path).parent)
-    h = hashlib.sha256()
-    h.update(json.dumps({k: target.image_ref(v) for k, v in b.args.items()}, sort_keys=True).encode())
-    for inp in b.inputs or [str(Path(b.dockerfile).parent)]:
-        root = base / inp
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-        for f in files:
-            h.update(str(f.relative_to(base)).encode() + b"\0" + f.read_bytes() + b"\0")
-    for req in b.requires:
-        h.update(source_hash(target, target.image_ref(req), memo).encode())
-    memo[tag] = h.hexdigest()[:16]
-    return memo[tag]
-
-
-def _current(target: Target, engine: Engine, tag: str, memo: dict) -> bool:
-    """True when ``tag`` exists and, if the stack builds it, was built from today's sources."""
-    if not engine.image_exists(tag):
-        return False
-    if target.image_build(tag) is None:
-        return True
-    return engine.image_label(tag, SOURCE_LABEL) == source_hash(target, tag, memo)
-
-
-def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,
-                  build: bool = True, force: bool = False) -> list[str]:
-    """Make sure every image ``sites`` need is present; build the ones the stack can build.
-
-    Builds run in the stack's ``images`` order (a replica builds on the runtime image). An
-    image built from other sources than today's (label ``sitectl.source``) counts as missing.
-
-    Returns:
-        The tags built.
-
-    Raises:
-        ImageMissing: an image is absent and the stack cannot build it (it names the
-            archive to load with ``sitectl images load DIR``), or ``build`` is False.
-        EngineError: a build failed (with its last output).
-    """
-    st = target.stack
-    memo: dict = {}
-    missing = [s for s in sites if force or not _current(target, engine, target.image(s), memo)]
-    for s in missing:
-        if target.image_build(target.image(s)) is None:
-            how = (f"load it with `sitectl images load DIR --stack {st.name}` (DIR holding {s.image_archive})"
-                   if s.image_archive else "load or build it first")
-            raise ImageMissing(f"site {s.name!r}: image {target.image(s)} is missing; {how}")
-        if not build:
-            raise ImageMissing(f"site {s.name!r}: image {target.image(s)} is missing; build it with `sitectl build`")
-    # What to build: the missing images, plus what they require that is absent (or all, forced).
-    todo: set[str] = set()
-
-    def want(tag: str) -> None:
-        b = target.image_build(tag)
-        if b is None or tag in todo:
-            return
-        todo.add(tag)
-        for req in map(target.image_ref, b.requires):
-            if force or not _current(target, engine, req, memo):
-                want(req)
-
-    for s in missing:
-        want(target.image(s))
-    built = []
-    for b in st.images:  # stack order: requirements come first
-        tag = target.image_ref(b.tag)
-        if tag not in todo:
-            continue
-        reporter.step("build", f"building {tag} (docker build, legacy builder)")
-        args = {k: target.image_ref(v) for k, v in b.args.items()}
-        base_dir = Path(b.base_dir or Path(st.path).parent)
-        engine.build(tag, base_dir / b.context, base_dir / b.dockerfile, args,
-                     labels={SOURCE_LABEL: source_hash(target, tag, memo)})
-        built.append(tag)
-        reporter.step("build", f"built {tag}")
-    return built
-
-
-def load_archives(target: Target, directory: Path, engine: Engine, reporter: Reporter = QUIET) -> list[dict]:
-    """``docker load`` each site's official archive found in ``directory``.
-
-    Returns:
-        One entry per site with an ``image_archive``: ``{"site", "archive", "status"}`` where
-        status is ``loaded``, ``present`` (image already there) or ``missing`` (no file).
-
-    Raises:
-        UsageError: ``directory`` is not a folder. EngineError: an archive failed to load.
-    """
-    if not directory.is_dir():
-        raise UsageError(f"{directory}: not a directory")
-    out = []
-    for s in target.stack.sites.values():
-        if not s.image_archive:
-            continue
-        f = directory / s.image_archive
-        if engine.image_exists(target.image(s)):
-            out.append({"site": s.name, "archive": str(f), "status": "present"})
-        elif not f.is_file():
-            out.append({"site": s.name, "archive": str(f), "status": "missing"})
-        else:
-            with reporter.bytes_bar(s.name, f"docker load {f.name}", f.stat().st_size) as update:
-                engine.load_archive(f, on_bytes=update)
-            reporter.step(s.name, f"loaded {target.image(s)}")
-            out.append({"site": s.name, "archive": str(f), "status": "loaded"})
-    return out
-
-
-# -- bringing sites up -------------------------------------------------------------------
-@dataclass
-class SiteUp:
-    """What ``up``/``reset`` did for one site."""
-
-    site: str
-    container: str
-    url: str
-    action: str  # created, started, kept, recreated
-    seconds: float
-
-    def as_dict(self) -> dict:
-        return self.__dict__.copy()
-
-
-#: A ready probe counts as passed after this many passes in a row, :data:`SETTLE_GAP` seconds
-#: apart: a site whose probe flaps (GitLab's 502s while its workers restart) is not ready.
-SETTLE_PASSES = 3
-SETTLE_GAP = 0.2
-
-
-def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ...]) -> None:
-    """Retry the ready probes of the given types until each passes :data:`SETTLE_PASSES` times
-    in a row, or ``start_timeout`` ends.
-
-    Raises:
-        ContainerExited: the container stopped (with its last log lines); not retried.
-        ProbeTimeout: a probe never settled; the message names it, its last response, and
-            whether it flapped (passed sometimes, never enough times in a row).
-    """
-    name = target.container(site)
-    for probe in [p for p in probes_of(target, site, "ready") if p.type in level_types]:
-        last: list[ProbeOutcome] = []
-        # Failures before the first pass are a slow start; only those after it are flapping.
-        tally = {"streak": 0, "passed": 0, "tries": 0, "failure": ""}
-
-        def attempt() -> bool:
-            engine.assert_running(name, site.name)
-            o = run_probe(target, site, probe, engine)
-            last[:] = [o]
-            tally["tries"] += 1
-            if not o.ok and tally["passed"]:
-                tally["failure"] = o.detail
-            tally["passed"] += o.ok
-            tally["streak"] = tally["streak"] + 1 if o.ok else 0
-            return tally["streak"] >= SETTLE_PASSES
-
-        def gap(state) -> float:  # quick re-checks while it passes, backing off while it fails
-            return SETTLE_GAP if tally["streak"] else min(2.0, 0.1 * 2 ** min(state.attempt_number, 5))
-
-        try:
-            Retrying(
-                stop=stop_after_delay(site.start_timeout),
-                wait=gap,
-                retry=retry_if_result(lambda ok: not ok),
-                reraise=True,  # ContainerExited is raised at once, not retried
-            )(attempt)
-        except RetryError:
-            detail = last[0].detail if last else "no response"
-            if tally["passed"] and tally["failure"]:
-                why = (f"probe {probe.name!r} flaps: passed {tally['passed']} of {tally['tries']} tries in "
-                       f"{site.start_timeout:g} s, never {SETTLE_PASSES} in a row; last failure: {tally['failure']}")
-            elif tally["passed"]:
-                why = (f"probe {probe.name!r} started passing only at the end of the {site.start_timeout:g} s "
-                       f"({tally['streak']} pass(es) in a row, {SETTLE_PASSES} needed): raise the site's start_timeout")
-            else:
-                why = f"probe {probe.name!r} did not pass within {site.start_timeout:g} s; last response: {detail}"
-            raise ProbeTimeout(site.name, why) from None
-
-
-def bring_up(target: Target, site: Site, engine: Engine, reporter: Reporter = QUIET,
-             recreate: bool = False) -> SiteUp:
-    """Start one site and make it ready: run its container, post-start steps, wait on probes.
-
-    Idempotent: a running container of this instance made for the same host is kept
-    (its probes are still waited on); a stopped one is started again; ``recreate`` removes
-    it first (WebArena's own reset).
-
-    Raises:
-        UsageError: the running container was made for another host.
-        PortInUse, ImageMissing, ContainerExited, StepFailed, ProbeTimeout, EngineError.
-    """
-    import time
-
-    t0 = time.monotonic()
-    name = target.container(site)
-    info = engine.container(name)
-    if info is not None and not recreate:
-        if info.labels.get("sitectl.site") != site.name or info.labels.get("sitectl.instance") != str(target.instance):
-            raise UsageError(
-                f"site {site.name!r}: a container named {name!r} exists and is not this instance's "
-                "(no sitectl labels); remove it or use another --instance"
-            )
-        if info.labels.get("sitectl.host") != target.host:
-            raise UsageError(
-                f"site {site.name!r} runs for host {info.labels.get('sitectl.host')!r}, not {target.host!r}; "
-                f"use --host {info.labels.get('sitectl.host')}, or `sitectl down` then `sitectl up --host {target.host}`"
-            )
-        running = info.labels.get("sitectl.site_hosts") == "1"
-        if running != target.site_hosts:
-            flag = "--site-hosts" if running else "--no-site-hosts"
-            raise UsageError(
-                f"site {site.name!r} runs with site host names {'on' if running else 'off'}, not "
-                f"{'on' if target.site_hosts else 'off'}; use {flag}, or `sitectl down` then `sitectl up` with the other"
-            )
-    rebuilt = info is not None and info.image_id and info.image_id != engine.image_id(target.image(site))
-    if info is not None and (recreate or info.image != target.image(site) or rebuilt):
-        reporter.step(site.name, f"removing container {name}" + (" (its image was rebuilt)" if rebuilt and not recreate else ""))
-        engine.remove(name)
-        info = None
-        import datetime as dt
-
-        from sitectl.ops.snapshots import GOLDEN, forget_sites
-
-        # Its snapshots went with the container. Until golden is taken again, golden's manifest
-        # says why the site is missing (a re-create that fails later leaves that reason).
-        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        forget_sites(target, [site.name], only=GOLDEN, why=f"container re-created {now}; golden not taken again yet")
-        forget_sites(target, [site.name], keep=GOLDEN)
-    action = "kept"
-    spec = run_spec(target, site)
-    if info is None:
-        engine.check_ports_free(spec, site.name)
-        reporter.step(site.name, f"docker run {target.image(site)} as {name}")
-        engine.run(spec)
-        action = "recreated" if recreate else "created"
-    elif not info.running:
-        reporter.step(site.name, f"docker start {name}")
-        engine.start(name)
-        action = "started"
-    if action != "kept":
-        # Services inside answer (exec probes), then post-start steps, then HTTP readiness.
-        _wait(target, site, engine, ("exec",))
-        for step_name, argv, timeout in post_start_argvs(target, site):
-            reporter.step(site.name, f"post-start: {step_name}")
-            engine.exec_checked(name, argv, f"site {site.name!r} post-start step {step_name!r}", timeout)
-    reporter.step(site.name, "waiting for health probes")
-    _wait(target, site, engine, ("exec", "http"))
-    reporter.step(site.name, f"ready at {target.url(site)}")
-    return SiteUp(site.name, name, target.url(site), action, round(time.monotonic() - t0, 2))
-
-
-def recorded_host(engine: Engine, instance: int | None) -> tuple[str | None, bool | None]:
-    """The host an instance's running containers were made for and whether each site has its
-    own name under it (labels ``sitectl.host``, ``sitectl.site_hosts``); (None, None) when no
-    container of the instance runs or no engine answers (config and defaults decide then)."""
-    try:
-        for c in engine.iter_containers({"sitectl.instance": str(instance or 0)}):
-            if c.labels.get("sitectl.host"):
-                return c.labels["sitectl.host"], c.labels.get("sitectl.site_hosts") == "1"
-    except Exception:  # noqa: BLE001 - no engine: fall back to config/defaults
-        return None, None
-    return None, None
+from sitectl.sites.containers import SiteUp, ensure_images
+from sitectl.snapshots.journal import clear_journal, instance_lock
+from sitectl.stack.model import Site
+from sitectl.stack.target import Target
+from sitectl.stores import stores_for
 
 
 def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,
@@ -327,8 +31,6 @@ def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = Q
         The first error of any site, after the other sites finished their own bring-up
         (a failed site's container is left for ``sitectl status`` and its logs).
     """
-    from sitectl.ops.journal import instance_lock
-
     engine.ping()
     with instance_lock(target, "up"):
         return _up(target, sites, engine, reporter, build, recreate, check_images)
@@ -342,7 +44,7 @@ def _up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter, b
     results: dict[str, SiteUp] = {}
     errors: list[BaseException] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(sites))) as pool:
-        futs = {pool.submit(bring_up, target, s, engine, reporter, recreate): s for s in sites}
+        futs = {pool.submit(snapshots.bring_up, target, s, engine, reporter, recreate): s for s in sites}
         for f in concurrent.futures.as_completed(futs):
             try:
                 results[futs[f].name] = f.result()
@@ -351,8 +53,6 @@ def _up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter, b
     if not errors:
         # The golden snapshot: taken right after the post-start steps of a new container, or
         # when a kept container has none yet.
-        from sitectl.ops import snapshots
-
         fresh = [s for s in sites if results[s.name].action in ("created", "recreated")]
         try:
             golden = snapshots.read_manifest(target, snapshots.GOLDEN)
@@ -383,12 +83,9 @@ def _holds_unlisted_golden(target: Target, site: Site, engine: Engine, reporter:
     """True (and says so) when a kept container already holds golden copies that no manifest
     lists: the manifests are elsewhere (``SITECTL_SNAPSHOTS_DIR``) or an ``up`` was interrupted.
     Its live state may be anything since, so golden is not re-taken from it."""
-    from sitectl.ops.snapshots import GOLDEN, snapshots_dir
-    from sitectl.stores import stores_for
-
-    if not any(st.exists(GOLDEN) for st in stores_for(site, target.container(site), engine) if st.kind != "cache"):
+    if not any(st.exists(snapshots.GOLDEN) for st in stores_for(site, target.container(site), engine) if st.kind != "cache"):
         return False
-    reporter.step(site.name, f"holds a golden snapshot that no manifest in {snapshots_dir()} lists: not re-taken. "
+    reporter.step(site.name, f"holds a golden snapshot that no manifest in {state_dir()} lists: not re-taken. "
                   "If the snapshots live elsewhere, set SITECTL_SNAPSHOTS_DIR; else `sitectl reset --recreate "
                   f"{site.name}` (a copy left by an interrupted `up`)")
     return True
@@ -398,9 +95,7 @@ def reset_recreate(target: Target, sites: list[Site], engine: Engine, reporter: 
                    wait: bool | float = True) -> list[SiteUp]:
     """WebArena's reset: re-create each site's container from its image and re-run its
     post-start steps (research/webarena-official.md §5.1). Slow, always correct. Holds the
-    instance lock (``wait``: see :func:`sitectl.ops.journal.instance_lock`)."""
-    from sitectl.ops.journal import instance_lock
-
+    instance lock (``wait``: see :func:`sitectl.snapshots.journal.instance_lock`)."""
     with instance_lock(target, "reset --recreate", wait):
         return up(target, sites, engine, reporter, build=False, recreate=True)
 
@@ -411,8 +106,6 @@ def down(target: Target, engine: Engine, volumes: bool = False, reporter: Report
     Returns:
         The names of the containers removed.
     """
-    from sitectl.ops.journal import clear_journal, instance_lock
-
     engine.ping()
     with instance_lock(target, "down"):
         removed = _down(target, engine, volumes, reporter)
@@ -427,7 +120,5 @@ def _down(target: Target, engine: Engine, volumes: bool, reporter: Reporter) -> 
         engine.remove(c.name, volumes=volumes)
         removed.append(c.name)
     engine.remove_network(target.network)
-    from sitectl.ops.snapshots import forget_sites
-
-    forget_sites(target, list(target.stack.sites))  # the snapshots went with the containers
+    snapshots.forget_sites(target, list(target.stack.sites))  # the snapshots went with the containers
     return removed

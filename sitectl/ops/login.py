@@ -35,7 +35,7 @@ from sitectl.progress import QUIET, Reporter
 from sitectl.sites import driver_for
 from sitectl.sites.base import DRIVERS, retry_wait
 from sitectl.stack import Site
-from sitectl.target import Target
+from sitectl.stack.target import Target
 
 #: The sites WebArena makes states for, and the pairs it makes (auto_login.py ``main()``:
 #: ``combinations(SITES, 2)``, names sorted, skipping the forum with either shop).
@@ -379,9 +379,9 @@ def check(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path
 
 # -- state folders a reset must refresh ------------------------------------------------------
 def _registry(target: Target) -> Path:
-    from sitectl.ops.snapshots import snapshots_dir
+    from sitectl.paths import state_dir
 
-    return snapshots_dir() / f"i{target.instance}" / "login-folders.json"
+    return state_dir() / f"i{target.instance}" / "login-folders.json"
 
 
 def _remember(target: Target, folder: Path, role: str) -> None:

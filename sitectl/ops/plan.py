@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from sitectl.engine import format_argv, run_argv
-from sitectl.ops.lifecycle import post_start_argvs, run_spec
+from sitectl.sites.containers import post_start_argvs, run_spec
 from sitectl.stack import Site
-from sitectl.target import Target
+from sitectl.stack.target import Target
 
 
 def plan(target: Target, sites: list[Site], with_labels: bool = False) -> list[dict]:

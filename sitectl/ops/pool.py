@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 
 from sitectl.engine import Engine
-from sitectl.errors import SitectlError
-from sitectl.target import Target
+from sitectl.errors import LeaseError, SitectlError
+from sitectl.stack.target import Target
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Lease:
         ttl: seconds a heartbeat keeps the lease alive.
         expires: monotonic deadline of the next heartbeat.
         failovers: how many times the lease moved to another instance because its instance
-            was lost (a cluster pool, :mod:`sitectl.ops.cluster`).
+            was lost (a cluster pool, :mod:`sitectl.fleet.cluster`).
     """
 
     id: str
@@ -79,18 +79,12 @@ LOCK_WAIT = 600.0
 HEALTH_TTL = 5.0
 
 
-class LeaseError(SitectlError):
-    """Unknown or expired lease id."""
-
-    exit_code = 2
-
-
 def default_reset(target: Target, sites: list[str] | None, full: bool, engine: Engine) -> dict:
     """Reset ``sites`` of ``target`` (default: its mutable sites) to golden and rebuild the
     storage states ``sitectl login`` recorded; returns ``{"sites": [...], "logins": [...]}``."""
     from sitectl.ops.reset import reset
 
-    chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
+    chosen = target.stack.reset_sites(sites)
     # A bounded wait for the instance lock: a stuck holder fails this reset instead of the pool.
     res = reset(target, chosen, engine, full=full, wait=LOCK_WAIT)
     return {"sites": [r.as_dict() for r in res["sites"]], "logins": res["logins"]}

@@ -15,30 +15,20 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 from sitectl import http
-from sitectl.engine import Engine
-from sitectl.errors import SitectlError, UsageError
+from sitectl.engine import DockerEngine, Engine
+from sitectl.errors import PreflightFailed, UsageError
 from sitectl.ops import login as loginmod
 from sitectl.ops.reset import reset as reset_op
 from sitectl.ops.tasks import EVAL_TIME_TOKENS, MULTI_TAB, WEBARENA_ORDER, site_comb_from_state_path, substitute
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.base import DRIVERS
-from sitectl.target import Target
+from sitectl.stack.target import Target
 
 _TOKEN = re.compile(r"__[A-Z_]+?__")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 #: Site keys of the task file and the variable WebArena substitutes for each.
 SITE_VARS = {"shopping": "SHOPPING", "shopping_admin": "SHOPPING_ADMIN", "reddit": "REDDIT", "gitlab": "GITLAB",
              "wikipedia": "WIKIPEDIA", "map": "MAP", "homepage": "HOMEPAGE"}
-
-
-class PreflightFailed(SitectlError):
-    """A task cannot be prepared as given; ``problems`` lists every reason."""
-
-    exit_code = 8
-
-    def __init__(self, problems: list[str]):
-        super().__init__("preflight failed:\n" + "\n".join(f"  {p}" for p in problems))
-        self.problems = problems
 
 
 def urls_from(target: Target, environ: dict[str, str] | None = None) -> dict[str, str | None]:
@@ -233,7 +223,7 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
     if dry_run:
         result["seconds"] = round(time.monotonic() - t0, 3)
         return result
-    engine = engine or Engine()
+    engine = engine or DockerEngine()
     if reset and to_reset:
         reporter.step("reset", ", ".join(s.name for s in to_reset))
         reset_op(target, to_reset, engine, reporter=reporter)  # recorded login folders refreshed too

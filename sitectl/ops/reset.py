@@ -6,7 +6,7 @@ from __future__ import annotations
 from sitectl.engine import Engine
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
-from sitectl.target import Target
+from sitectl.stack.target import Target
 
 
 def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False, recreate: bool = False,
@@ -14,14 +14,14 @@ def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False,
     """Reset ``sites`` to the golden snapshot and refresh the recorded storage states.
 
     Args:
-        full: restore every store (:func:`sitectl.ops.snapshots.reset`); ``recreate``: re-create
+        full: restore every store (:func:`sitectl.snapshots.reset`); ``recreate``: re-create
             the containers instead (:func:`sitectl.ops.lifecycle.reset_recreate`, WebArena's own
             reset). Not both.
-        wait: the instance lock's wait (see :func:`sitectl.ops.journal.instance_lock`).
+        wait: the instance lock's wait (see :func:`sitectl.snapshots.journal.instance_lock`).
 
     Returns:
         ``{"sites": [row], "logins": [{"folder", "rebuilt", "ok"}]}``; a row is a
-        :class:`~sitectl.ops.snapshots.SiteReset` (``site``, ``method``, ``changed``, ``seconds``,
+        :class:`~sitectl.snapshots.SiteReset` (``site``, ``method``, ``changed``, ``seconds``,
         ``escalations``) or, with ``recreate``, a :class:`~sitectl.ops.lifecycle.SiteUp`.
 
     Raises:
@@ -29,7 +29,8 @@ def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False,
         see the functions named above.
     """
     from sitectl.errors import UsageError
-    from sitectl.ops import lifecycle, snapshots
+    from sitectl import snapshots
+    from sitectl.ops import lifecycle
     from sitectl.ops import login as loginmod
 
     if full and recreate:

@@ -12,7 +12,7 @@ import requests
 
 from sitectl.errors import LoginError, SiteUnhealthy, UsageError
 from sitectl.sites import DRIVERS, driver_for
-from sitectl.target import Target
+from sitectl.stack.target import Target
 
 #: Substitution order of WebArena's ``scripts/generate_test_data.py`` (webarena-official.md §2).
 WEBARENA_ORDER = ("GITLAB", "REDDIT", "SHOPPING", "SHOPPING_ADMIN", "WIKIPEDIA", "MAP", "HOMEPAGE")

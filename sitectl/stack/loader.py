@@ -9,14 +9,15 @@ import yaml
 from pydantic import ValidationError
 
 from sitectl.errors import StackError
+from sitectl.paths import REPO_ROOT
 from sitectl.stack.model import HealthSpec, SiteKind, Stack
 
 #: Folder of the stack files shipped with sitectl (``stacks/`` at the project root).
 #: ``SITECTL_STACKS_DIR`` overrides it.
-STACKS_DIR = Path(os.environ.get("SITECTL_STACKS_DIR", Path(__file__).resolve().parents[2] / "stacks"))
+STACKS_DIR = Path(os.environ.get("SITECTL_STACKS_DIR", REPO_ROOT / "stacks"))
 #: Folder of the health-check files (``healthchecks/``); ``SITECTL_HEALTHCHECKS_DIR`` overrides.
 HEALTHCHECKS_DIR = Path(
-    os.environ.get("SITECTL_HEALTHCHECKS_DIR", Path(__file__).resolve().parents[2] / "healthchecks")
+    os.environ.get("SITECTL_HEALTHCHECKS_DIR", REPO_ROOT / "healthchecks")
 )
 
 

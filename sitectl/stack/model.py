@@ -22,6 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
+from sitectl.errors import UsageError
+
 _PORT_RE = re.compile(r"^(\d{1,5}):(\d{1,5})$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _CONTAINER_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
@@ -337,8 +339,6 @@ class Stack(_Strict):
         Raises:
             sitectl.errors.UsageError: a name is not a site of this stack.
         """
-        from sitectl.errors import UsageError
-
         if not names:
             return list(self.sites.values())
         unknown = [n for n in names if n not in self.sites]
@@ -348,6 +348,18 @@ class Stack(_Strict):
                 f"(sites: {', '.join(self.sites)})"
             )
         return [s for n, s in self.sites.items() if n in names]
+
+    def reset_sites(self, names: list[str] | tuple[str, ...] | None = None) -> list[Site]:
+        """The sites a reset restores: those named (see :meth:`select`), else every mutable
+        site (``mutable: true`` in the stack file), in stack order. The one place that decides
+        what a reset without a site list means (CLI, API, reset server, cluster, journal).
+
+        Raises:
+            sitectl.errors.UsageError: a name is not a site of this stack.
+        """
+        if names:
+            return self.select(names)
+        return [s for s in self.sites.values() if s.mutable]
 
 
 

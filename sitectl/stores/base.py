@@ -15,15 +15,10 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from sitectl.errors import SitectlError
+from sitectl.errors import StoreError, UsageError
+from sitectl.stores.transport import run_batch
 
 _SNAP_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}$")
-
-
-class StoreError(SitectlError):
-    """A store could not snapshot, detect, restore or fingerprint; the message names it."""
-
-    exit_code = 9
 
 
 def check_snapshot_name(name: str) -> str:
@@ -32,8 +27,6 @@ def check_snapshot_name(name: str) -> str:
     Raises:
         sitectl.errors.UsageError: anything else (they become database and folder names).
     """
-    from sitectl.errors import UsageError
-
     if not _SNAP_RE.match(name):
         raise UsageError(
             f"invalid snapshot name {name!r}: use lower-case letters, digits and _ (max 31), "
@@ -84,7 +77,7 @@ class Store(ABC):
 
     #: The site's container transport (``docker exec``), or None when the store reaches its
     #: data only over the network.
-    t = None
+    transport = None
 
     def changes(self, name: str) -> Changes:
         """What differs from snapshot ``name`` now (exact: nothing changed is reported empty).
@@ -92,10 +85,8 @@ class Store(ABC):
         Runs :meth:`detect_requests` in one round trip and hands the results to
         :meth:`parse_changes`; a site batches all its stores' requests the same way.
         """
-        from sitectl.stores.transport import run_batch
-
         reqs = self.detect_requests(name)
-        return self.parse_changes(name, run_batch(self.t, reqs, f"{self.site}: {self.label} changes") if reqs else [])
+        return self.parse_changes(name, run_batch(self.transport, reqs, f"{self.site}: {self.label} changes") if reqs else [])
 
     def detect_requests(self, name: str) -> list:
         """The requests (:class:`~sitectl.stores.transport.Command` or a SQL session's
@@ -152,7 +143,7 @@ class Store(ABC):
     def payload_local(self) -> bool:
         """True when :meth:`export_payload` and :meth:`import_payload` use files beside this
         process (a network session) rather than inside the container."""
-        s = getattr(self, "s", None)
+        s = getattr(self, "session", None)
         return bool(s is not None and s.files_local)
 
     def export_payload(self, name: str, stage: str) -> str | None:
@@ -170,9 +161,7 @@ class Store(ABC):
 
     def after_restore(self) -> None:
         """Run :meth:`after_restore_requests` (one round trip)."""
-        from sitectl.stores.transport import run_batch
-
-        for rc, out in run_batch(self.t, self.after_restore_requests(), f"{self.site}: {self.label} after restore"):
+        for rc, out in run_batch(self.transport, self.after_restore_requests(), f"{self.site}: {self.label} after restore"):
             if rc != 0:
                 raise StoreError(f"{self.site}: {self.label} after restore failed (exit code {rc}): {out.strip()[-500:]}")
 

@@ -16,7 +16,7 @@ class CacheStore(Store):
 
     def __init__(self, site: str, transport: ExecTransport, flush: list[str]):
         super().__init__(site, "cache")
-        self.t = transport
+        self.transport = transport
         self.flush = flush
 
     def snapshot(self, name: str) -> dict:

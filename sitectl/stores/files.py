@@ -110,7 +110,7 @@ class FilesStore(Store):
 
     def __init__(self, site: str, transport: ExecTransport, paths: list[str]):
         super().__init__(site, "files:" + ",".join(paths))
-        self.t = transport
+        self.transport = transport
         self.paths = paths
 
     def _snap(self, name: str, i: int) -> str:
@@ -120,13 +120,13 @@ class FilesStore(Store):
         return f"{ROOT}/{name}/{i}.list"
 
     def exists(self, name: str) -> bool:
-        rc, _ = self.t.engine.exec(self.t.container, ["test", "-f", self._list_file(name, 0)])
+        rc, _ = self.transport.engine.exec(self.transport.container, ["test", "-f", self._list_file(name, 0)])
         return rc == 0
 
     def snapshot(self, name: str) -> dict:
         size = 0
         for i, p in enumerate(self.paths):
-            out = self.t.run(["sh", "-c", SNAPSHOT_SH, "sh", p, self._snap(name, i), self._list_file(name, i)],
+            out = self.transport.run(["sh", "-c", SNAPSHOT_SH, "sh", p, self._snap(name, i), self._list_file(name, i)],
                              f"snapshot {p}")
             size += int((out_lines(out.strip()) or ["0"])[-1] or 0)
         return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths}
@@ -153,7 +153,7 @@ class FilesStore(Store):
         return changed, top, dirs, {r: base_only[r] for r in changed + dirs}
 
     def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str], dict[str, tuple]]:
-        (res,) = self.t.run_many([self.detect_requests(name)[i].argv], f"list {self.paths[i]}")
+        (res,) = self.transport.run_many([self.detect_requests(name)[i].argv], f"list {self.paths[i]}")
         return self._diff_text(self._checked(res, i))
 
     def _checked(self, res: tuple[int, str], i: int) -> str:
@@ -183,7 +183,7 @@ class FilesStore(Store):
                 changed, added, dirs, recorded = self._diff(name, i)
                 d = {"changed": changed, "added": added, "dirs": dirs, "recorded": recorded}
             for cmd in self._restore_commands(name, i, d):
-                self.t.run(cmd.argv, f"restore {self.paths[i]}")
+                self.transport.run(cmd.argv, f"restore {self.paths[i]}")
             done.append(self.paths[i])
         return done
 
@@ -240,7 +240,7 @@ class FilesStore(Store):
         out = {}
         for i, p in enumerate(self.paths):
             folder = self._snap(name, i) if name else p
-            text = self.t.run(["sh", "-c", FINGERPRINT_SH, "sh", folder], f"fingerprint {p}")
+            text = self.transport.run(["sh", "-c", FINGERPRINT_SH, "sh", folder], f"fingerprint {p}")
             for line in out_lines(text):
                 kind, _, rest = line.partition(" ")
                 digest, _, rel = rest.partition("  ")
@@ -250,18 +250,18 @@ class FilesStore(Store):
         return out
 
     def drop(self, name: str) -> None:
-        self.t.run(["rm", "-rf", f"{ROOT}/{name}"], f"drop snapshot {name}")
+        self.transport.run(["rm", "-rf", f"{ROOT}/{name}"], f"drop snapshot {name}")
 
     def export_payload(self, name: str, stage: str) -> str | None:
         out = f"{stage}/files.tar"
-        self.t.run(["tar", "-C", f"{ROOT}/{name}", "-cf", out, "."], f"{self.label} export")
+        self.transport.run(["tar", "-C", f"{ROOT}/{name}", "-cf", out, "."], f"{self.label} export")
         return out
 
     def import_payload(self, name: str, path: str, original: str) -> None:
-        self.t.run(["rm", "-rf", f"{ROOT}/{name}"], "drop old snapshot")
-        self.t.run(["mkdir", "-p", f"{ROOT}/{name}"], "make snapshot folder")
+        self.transport.run(["rm", "-rf", f"{ROOT}/{name}"], "drop old snapshot")
+        self.transport.run(["mkdir", "-p", f"{ROOT}/{name}"], "make snapshot folder")
         # --no-same-owner is not wanted: uploads keep their owners (www-data, git).
-        self.t.run(["tar", "-C", f"{ROOT}/{name}", "-xpf", path], f"{self.label} import")
+        self.transport.run(["tar", "-C", f"{ROOT}/{name}", "-xpf", path], f"{self.label} import")
 
 
 def _chunks(ops: list[str]):

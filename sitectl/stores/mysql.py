@@ -80,8 +80,8 @@ class MysqlStore(Store):
 
     def __init__(self, site: str, session: SqlSession):
         super().__init__(site, f"mysql:{session.database}")
-        self.s = session
-        self.t = getattr(session, "t", None)
+        self.session = session
+        self.transport = getattr(session, "transport", None)
         self.db = session.database
 
     # -- SQL plumbing ---------------------------------------------------------------------
@@ -91,7 +91,7 @@ class MysqlStore(Store):
         Raises:
             StoreError: the server refused (names the site and ``what``).
         """
-        return self.s.query(statements, what)
+        return self.session.query(statements, what)
 
     def snap_db(self, name: str) -> str:
         return f"sitectl_s_{name}"
@@ -179,7 +179,7 @@ class MysqlStore(Store):
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.meta (db VARCHAR(64) PRIMARY KEY, snapshot VARCHAR(64)) ENGINE=InnoDB;",
         ]
         self.sql("\n".join(parts), "install change tracking")
-        self.s.query_chunks([self._drop_triggers_sql(t) + "\n" + self._trigger_sql(t, pk.get(t, [])) for t in tables],
+        self.session.query_chunks([self._drop_triggers_sql(t) + "\n" + self._trigger_sql(t, pk.get(t, [])) for t in tables],
                         "install change tracking")
         self._reset_baseline(name)
 
@@ -213,7 +213,7 @@ class MysqlStore(Store):
                  f"CREATE TABLE {sdb}.__tables (tbl VARCHAR(64) PRIMARY KEY, create_sql LONGTEXT, auto_inc BIGINT);",
                  f"CREATE TABLE {sdb}.__triggers (name VARCHAR(64) PRIMARY KEY, tbl VARCHAR(64), create_sql LONGTEXT);"]
         self.sql("\n".join(parts), f"snapshot {name}")
-        self.s.query_chunks([f"CREATE TABLE {sdb}.{q_ident(t)} LIKE {q_ident(self.db)}.{q_ident(t)}; "
+        self.session.query_chunks([f"CREATE TABLE {sdb}.{q_ident(t)} LIKE {q_ident(self.db)}.{q_ident(t)}; "
                          f"INSERT INTO {sdb}.{q_ident(t)} SELECT * FROM {q_ident(self.db)}.{q_ident(t)};" for t in tables],
                         f"snapshot {name}", prelude="SET @sitectl_off=1;\n")
         # CREATE TABLE texts and the application's triggers, kept for DDL restores.
@@ -226,7 +226,7 @@ class MysqlStore(Store):
         ins = [f"INSERT INTO {sdb}.__tables VALUES ({m_value(r[0])},{m_value(r[1])},{ai.get(r[0], 0)});" for r in creates]
         ins += [f"INSERT INTO {sdb}.__triggers VALUES ({m_value(r[0])},{m_value(tb)},{m_value(r[2])});"
                 for r, (_, tb) in zip(trig_sql, trig)]
-        self.s.query_chunks(ins, "save definitions")
+        self.session.query_chunks(ins, "save definitions")
         self._install_tracking(name)
         fp = self.fingerprint(name)
         size = self.sql(f"SELECT IFNULL(SUM(data_length+index_length),0) FROM information_schema.tables WHERE table_schema={m_value(self.snap_db(name))}")
@@ -247,7 +247,7 @@ class MysqlStore(Store):
                  f" FROM information_schema.statistics WHERE table_schema={m_value(sdb)} AND index_name='PRIMARY'"
                  f" AND table_name IN (SELECT tbl FROM {TRACK_DB}.changes) GROUP BY table_name"
                  f" UNION ALL SELECT 'A', tbl, auto_inc FROM {q_ident(sdb)}.__tables WHERE auto_inc > 0")
-        return [self.s.request(self._changes_sql().rstrip().rstrip(";") + extra)]
+        return [self.session.request(self._changes_sql().rstrip().rstrip(";") + extra)]
 
     def parse_changes(self, name: str, results: list[SqlResult]) -> Changes:
         (res,) = results
@@ -300,7 +300,7 @@ class MysqlStore(Store):
         d = changes.detail
         if d.get("full") or d["rebuild"] or d["extra"] or d.get("golden_ai") is None or d.get("pk") is None:
             return None
-        return [self.s.request(self._delta_sql(name, d, d["pk"]))]
+        return [self.session.request(self._delta_sql(name, d, d["pk"]))]
 
     def _delta_sql(self, name: str, d: dict, pk: dict[str, list[str]]) -> str:
         """Changed rows back by primary key (one transaction, triggers' logging and foreign-key
@@ -377,11 +377,11 @@ class MysqlStore(Store):
             if defs[t][1] and defs[t][1] != "0":
                 stmts.append(f"ALTER TABLE {live} AUTO_INCREMENT={int(defs[t][1])};")
             stmts.append(self._trigger_sql(t, pk.get(t, [])))
-        self.s.query_chunks(stmts, f"re-create tables from {name}", prelude=prelude)
+        self.session.query_chunks(stmts, f"re-create tables from {name}", prelude=prelude)
         # The application's own triggers on the re-created tables.
         trig = self.sql(f"SELECT create_sql FROM {sdb}.__triggers WHERE tbl IN ({','.join(map(m_value, tables)) or 'NULL'})")
         if trig:
-            self.s.query_chunks([r[0] + "$$" for r in trig], "re-create triggers", prelude=f"USE {q_ident(self.db)};\nDELIMITER $$\n")
+            self.session.query_chunks([r[0] + "$$" for r in trig], "re-create triggers", prelude=f"USE {q_ident(self.db)};\nDELIMITER $$\n")
 
     def _restore_autoinc(self, name: str, tables: list[str]) -> None:
         if not tables:
@@ -427,10 +427,10 @@ class MysqlStore(Store):
 
     def export_payload(self, name: str, stage: str) -> str | None:
         out = f"{stage}/mysql-{self.db}.sql"
-        self.s.dump(["--skip-triggers", "--single-transaction", self.snap_db(name)], out, f"{self.label} export")
+        self.session.dump(["--skip-triggers", "--single-transaction", self.snap_db(name)], out, f"{self.label} export")
         return out
 
     def import_payload(self, name: str, path: str, original: str) -> None:
         sdb = q_ident(self.snap_db(name))
         self.sql(f"DROP DATABASE IF EXISTS {sdb}; CREATE DATABASE {sdb};", "create snapshot database")
-        self.s.load("mysql", [self.snap_db(name)], path, f"{self.label} import")
+        self.session.load("mysql", [self.snap_db(name)], path, f"{self.label} import")

@@ -152,8 +152,8 @@ class PostgresStore(Store):
 
     def __init__(self, site: str, session: SqlSession):
         super().__init__(site, f"postgres:{session.database}")
-        self.s = session
-        self.t = getattr(session, "t", None)
+        self.session = session
+        self.transport = getattr(session, "transport", None)
         self.db = session.database
 
     def sql(self, statements: str, what: str = "SQL") -> list[list[str]]:
@@ -162,7 +162,7 @@ class PostgresStore(Store):
         Raises:
             StoreError: the server refused (names the site and ``what``).
         """
-        return self.s.query(statements, what)
+        return self.session.query(statements, what)
 
     def snap_schema(self, name: str) -> str:
         return f"sitectl_s_{name}"
@@ -188,7 +188,7 @@ class PostgresStore(Store):
                          f"EXECUTE FUNCTION sitectl.log_row({cols}); "
                          f"CREATE TRIGGER sitectl_trunc AFTER TRUNCATE ON {tbl} FOR EACH STATEMENT "
                          "EXECUTE FUNCTION sitectl.log_truncate();")
-        self.s.query_chunks(parts, "install change tracking")
+        self.session.query_chunks(parts, "install change tracking")
         self._reset_baseline(name)
 
     def _reset_baseline(self, name: str) -> None:
@@ -214,8 +214,8 @@ class PostgresStore(Store):
         parts.append(f"CREATE TABLE {s}.__sequences AS {self._sequence_values_sql(seqs)};")
         parts.append(f"CREATE TABLE {s}.__tables AS SELECT * FROM ({TABLES_SQL}) t;")
         parts.append(f"CREATE TABLE {s}.__schema (n serial PRIMARY KEY, line text NOT NULL);")
-        self.s.query_chunks(parts, f"snapshot {name}")
-        self.s.dump_into_table(self.DUMP_ARGS, f"{s}.__schema", f"{self.label} schema dump")
+        self.session.query_chunks(parts, f"snapshot {name}")
+        self.session.dump_into_table(self.DUMP_ARGS, f"{s}.__schema", f"{self.label} schema dump")
         self._install_tracking(name)
         size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
                         f"ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(s)}")
@@ -245,7 +245,7 @@ class PostgresStore(Store):
                f"WHERE g.{self._seqcol(1)} IS DISTINCT FROM v.l OR g.{self._seqcol(2)} IS DISTINCT FROM v.c "
                # The snapshot's primary keys of the logged tables: the restore needs no extra trip.
                f"UNION ALL SELECT 'P', g.tbl, g.pk FROM {s}.__tables g WHERE g.tbl IN (SELECT tbl FROM sitectl.changes)")
-        return [self.s.request(sql)]
+        return [self.session.request(sql)]
 
     def parse_changes(self, name: str, results: list[SqlResult]) -> Changes:
         (res,) = results
@@ -299,7 +299,7 @@ class PostgresStore(Store):
         pks = changes.detail.get("pk")
         if changes.detail.get("full") or pks is None or any(t not in pks for t in changes.detail["keys"]):
             return None
-        return [self.s.request(self._delta_sql(name, changes, pks))]
+        return [self.session.request(self._delta_sql(name, changes, pks))]
 
     def _delta_sql(self, name: str, changes: Changes, pks: dict[str, str]) -> str:
         """One transaction that puts the changed rows and sequences back (triggers and foreign
@@ -412,7 +412,7 @@ class PostgresStore(Store):
     def export_payload(self, name: str, stage: str) -> str | None:
         # The snapshot schema as a custom-format dump (its __schema table included).
         out = f"{stage}/postgres-{self.db}.dump"
-        self.s.dump(["-Fc", "-n", self.snap_schema(name)], out, f"{self.label} export")
+        self.session.dump(["-Fc", "-n", self.snap_schema(name)], out, f"{self.label} export")
         return out
 
     def import_payload(self, name: str, path: str, original: str) -> None:
@@ -423,7 +423,7 @@ class PostgresStore(Store):
                  + (f"ALTER SCHEMA {source} RENAME TO {parked};" if source != target and self.exists(original) else ""),
                  "prepare import")
         try:
-            self.s.load("pg_restore", [], path, f"{self.label} import")
+            self.session.load("pg_restore", [], path, f"{self.label} import")
             if source != target:
                 self.sql(f"ALTER SCHEMA {source} RENAME TO {target}", "rename imported snapshot")
         finally:

@@ -97,18 +97,18 @@ class RedisStore(Store):
 
     def __init__(self, site: str, transport: ExecTransport, client: list[str] | None = None, db: int = 0):
         super().__init__(site, "redis")
-        self.t = transport
+        self.transport = transport
         self.client = client or ["redis-cli"]
         self.db = db
 
     def _eval(self, script: str, *args: str, what: str) -> str:
-        out = self.t.run([*self.client, "EVAL", script, "0", *args], f"redis {what}").strip()
+        out = self.transport.run([*self.client, "EVAL", script, "0", *args], f"redis {what}").strip()
         if out.startswith("(error)") or out.startswith("ERR"):
             raise StoreError(f"{self.site}: redis {what}: {out}")
         return out
 
     def exists(self, name: str) -> bool:
-        return self.t.run([*self.client, "-n", str(SNAP_DB), "EXISTS", f"sitectl:{name}"], "redis exists").strip() == "1"
+        return self.transport.run([*self.client, "-n", str(SNAP_DB), "EXISTS", f"sitectl:{name}"], "redis exists").strip() == "1"
 
     def snapshot(self, name: str) -> dict:
         n = self._eval(SNAPSHOT_LUA, name, str(self.db), what=f"snapshot {name}")
@@ -150,12 +150,12 @@ class RedisStore(Store):
 
     def export_payload(self, name: str, stage: str) -> str | None:
         out = f"{stage}/redis.txt"
-        self.t.run(["sh", "-c", 'out=$1; shift; "$@" > "$out"', "sh", out, *self.client, "EVAL", EXPORT_LUA, "0", name],
+        self.transport.run(["sh", "-c", 'out=$1; shift; "$@" > "$out"', "sh", out, *self.client, "EVAL", EXPORT_LUA, "0", name],
                    "redis export")
         return out
 
     def import_payload(self, name: str, path: str, original: str) -> None:
-        text = self.t.run(["cat", path], "redis read payload")
+        text = self.transport.run(["cat", path], "redis read payload")
         args = []
         for line in out_lines(text):
             parts = line.split(" ")

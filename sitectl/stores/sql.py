@@ -171,12 +171,12 @@ class SqlSession(ABC):
 class _ExecSession(SqlSession):
     def __init__(self, site: str, database: str, transport, client: list[str]):
         super().__init__(site, database)
-        self.t = transport
+        self.transport = transport
         self.client = client
         self.where = f"{client[0]} in container {transport.container}"
 
     def query(self, sql: str, what: str, timeout: float = 600) -> list[list[str | None]]:
-        return self.parse(self.t.run(self.argv(sql), f"{self.dialect}:{self.database} {what}", timeout))
+        return self.parse(self.transport.run(self.argv(sql), f"{self.dialect}:{self.database} {what}", timeout))
 
 
 class MysqlExec(_ExecSession):
@@ -202,10 +202,10 @@ class MysqlExec(_ExecSession):
 
     def dump(self, args: list[str], out: str, what: str) -> None:
         dump = ["mysqldump", *self.client[1:], *args]
-        self.t.run(["sh", "-c", 'out=$1; shift; "$@" > "$out"', "sh", out, *dump], what)
+        self.transport.run(["sh", "-c", 'out=$1; shift; "$@" > "$out"', "sh", out, *dump], what)
 
     def load(self, program: str, args: list[str], src: str, what: str) -> None:
-        self.t.run(["sh", "-c", 'in=$1; shift; "$@" < "$in"', "sh", src, *self.client, *args], what)
+        self.transport.run(["sh", "-c", 'in=$1; shift; "$@" < "$in"', "sh", src, *self.client, *args], what)
 
 
 class PostgresExec(_ExecSession):
@@ -236,25 +236,25 @@ class PostgresExec(_ExecSession):
         return [program, *self.client[1:]]
 
     def dump(self, args: list[str], out: str, what: str) -> None:
-        self.t.run([*self._tool("pg_dump"), *args, "-f", out, self.database], what)
+        self.transport.run([*self._tool("pg_dump"), *args, "-f", out, self.database], what)
 
     def dump_into_table(self, args: list[str], table: str, what: str) -> None:
         import uuid
 
         path = f"{STAGE}/{uuid.uuid4().hex}.sql"
-        self.t.run(["mkdir", "-p", STAGE], what)
+        self.transport.run(["mkdir", "-p", STAGE], what)
         try:
             self.dump(args, path, what)
             # CSV with separator, quote and NULL bytes that never occur in a dump: one line, one
             # row, taken as it is (no backslash processing); psql's \copy reads the file here.
-            self.t.run([*self.client, "-d", self.database, *PSQL_FLAGS, "-c",
+            self.transport.run([*self.client, "-d", self.database, *PSQL_FLAGS, "-c",
                         f"\\copy {table}(line) FROM '{path}' WITH (FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02', NULL E'\\x03')"],
                        what)
         finally:
-            self.t.engine.exec(self.t.container, ["rm", "-f", path])
+            self.transport.engine.exec(self.transport.container, ["rm", "-f", path])
 
     def load(self, program: str, args: list[str], src: str, what: str) -> None:
-        self.t.run([*self._tool(program), *args, "-d", self.database, src], what)
+        self.transport.run([*self._tool(program), *args, "-d", self.database, src], what)
 
 
 # -- network ----------------------------------------------------------------------------------

@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sitectl.stores.base import StoreError
+from sitectl.errors import StoreError
 
 if TYPE_CHECKING:
-    from sitectl.engine import Engine
+    from sitectl.engine.base import Engine
 
 # Runs length-prefixed groups of arguments as commands, one after the other, and prints after
 # each one's output a marker line with its exit code. POSIX sh. Each command is built as a list
@@ -138,6 +138,17 @@ def run_batch(transport: ExecTransport | None, requests: list, what: str) -> lis
         if results[i] is None:
             results[i] = r.execute()
     return results
+
+
+def failure(result) -> str | None:
+    """The error text of a failed request's result, or None when it succeeded: a query's
+    :class:`~sitectl.stores.sql.SqlResult` error, a command's output (last 500 characters) when
+    it exited non-zero or printed a Redis error reply (``(error) ...``, ``ERR ...``:
+    ``redis-cli`` exits 0 on those)."""
+    if not isinstance(result, tuple):
+        return None if result.ok else result.error
+    rc, out = result
+    return out.strip()[-500:] or f"exit code {rc}" if rc != 0 or out.lstrip().startswith(("(error)", "ERR")) else None
 
 
 def out_lines(text: str) -> list[str]:

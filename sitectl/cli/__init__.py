@@ -2,97 +2,25 @@
 clear message on stderr (and ``{"error": ...}`` on stdout with ``--json``)."""
 from __future__ import annotations
 
-import functools
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sitectl import __version__
-from sitectl.engine import Engine
-from sitectl.errors import SitectlError, UsageError, VerifyFailed
+from sitectl import __version__, snapshots
+from sitectl.engine import DockerEngine
+from sitectl.errors import UsageError, VerifyFailed
 from sitectl.ops import checks, envvars, lifecycle
 from sitectl.ops import plan as planmod
-from sitectl.ops import snapshots
 from sitectl.ops import tasks as taskmod
-from sitectl.probes import ProbeOutcome
-from sitectl.progress import Reporter
-from sitectl.target import Target, read_config, resolve_target
-
-# Piped output is not cut at 80 columns (URLs and messages stay whole).
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
-
-
-def target_options(f):
-    """Options every command shares: --stack, --host, --site-hosts, --instance, --seed, --scale,
-    --data-dir, --config, --json."""
-    @click.option("--stack", help="Stack: mini (default), webarena, or a path to a stack YAML file.")
-    @click.option("--host", help="Host name or IPv4 the browser uses (default: config, running stack, 127.0.0.1).")
-    @click.option("--site-hosts/--no-site-hosts", default=None,
-                  help="Give each site its own host name under --host (shopping.localhost), so that no "
-                       "two sites share cookies (default: config, running stack, off).")
-    @click.option("--instance", type=int, default=None, help="Instance number (0 = WebArena's names and ports).")
-    @click.option("--seed", type=int, default=None, help="Replica seed (default: config, else 0).")
-    @click.option("--scale", type=click.Choice(["tiny", "full"]), default=None, help="Replica scale (default tiny).")
-    @click.option("--data-dir", type=click.Path(file_okay=False), help="Folder for {data} (e.g. the wiki ZIM).")
-    @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file (default ./sitectl.yaml).")
-    @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
-    @functools.wraps(f)
-    def wrapper(stack, host, site_hosts, instance, seed, scale, data_dir, config_file, as_json, **kw):
-        def call():
-            # The labels of the instance the command acts on (the config file may name it).
-            inst = instance if instance is not None else read_config(config_file).get("instance")
-            rec_host, rec_site_hosts = lifecycle.recorded_host(Engine(), inst)
-            target = resolve_target(stack, host, instance, data_dir, config_file, recorded_host=rec_host,
-                                    seed=seed, scale=scale, site_hosts=site_hosts,
-                                    recorded_site_hosts=rec_site_hosts)
-            return f(target=target, as_json=as_json, **kw)
-
-        run_guarded(call, as_json)
-    return wrapper
-
-
-def run_guarded(call, as_json: bool) -> None:
-    """Run a command's body: a SitectlError becomes one clear message and its exit code, an
-    interrupt exit 130; with ``--json`` the result is printed as JSON."""
-    try:
-        result = call()
-    except SitectlError as e:
-        _fail(str(e), e.exit_code, as_json, getattr(e, "payload", None))
-    except KeyboardInterrupt:
-        _fail("interrupted", 130, as_json)
-    if as_json and result is not None:
-        click.echo(json.dumps(result, indent=2, default=str))
-
-
-def _fail(message: str, code: int, as_json: bool, payload=None) -> None:
-    if as_json:
-        extra = payload if isinstance(payload, dict) else ({"results": payload} if payload else {})
-        click.echo(json.dumps({"error": message, **extra}, indent=2))
-    click.echo(f"sitectl: error: {message}", err=True)
-    sys.exit(code)
-
-
-def _reporter(as_json: bool) -> Reporter:
-    """Progress goes to stderr, so it is shown with ``--json`` too (stdout stays JSON)."""
-    return Reporter()
-
-
-def _print_sites(rows) -> None:
-    """A table of what was done per site, then the URLs in full (one per line)."""
-    t = Table("site", "container", "action", "seconds")
-    for r in rows:
-        t.add_row(r.site, r.container, r.action, f"{r.seconds:.1f}")
-    out.print(t)
-    for r in rows:
-        out.print(f"{r.site:<16} {r.url}")
-
+from sitectl.sites import containers
+from sitectl.sites.probes import ProbeOutcome
+from sitectl.stack.target import Target
+from sitectl.cli.common import _fail, _print_sites, _reporter, out, read_or_make_token, target_options
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sitectl")
@@ -106,7 +34,7 @@ def main():
 @target_options
 def up(target: Target, as_json: bool, sites, no_build):
     """Bring SITES (default: all) up, health-checked, and print their URLs. Idempotent."""
-    rows = lifecycle.up(target, target.stack.select(sites), Engine(), _reporter(as_json), build=not no_build)
+    rows = lifecycle.up(target, target.stack.select(sites), DockerEngine(), _reporter(as_json), build=not no_build)
     if as_json:
         return {"stack": target.stack.name, "host": target.host, "instance": target.instance,
                 "sites": [r.as_dict() for r in rows]}
@@ -119,7 +47,7 @@ def up(target: Target, as_json: bool, sites, no_build):
 @target_options
 def status(target: Target, as_json: bool, sites):
     """Per site: container state, health and URL."""
-    rows = checks.status(target, target.stack.select(sites), Engine())
+    rows = checks.status(target, target.stack.select(sites), DockerEngine())
     if as_json:
         return {"stack": target.stack.name, "host": target.host, "instance": target.instance, "sites": rows}
     t = Table("site", "container", "state", "healthy", "url", "detail")
@@ -135,7 +63,7 @@ def status(target: Target, as_json: bool, sites):
 @target_options
 def down(target: Target, as_json: bool, volumes):
     """Remove the instance's containers and network."""
-    removed = lifecycle.down(target, Engine(), volumes=volumes, reporter=_reporter(as_json))
+    removed = lifecycle.down(target, DockerEngine(), volumes=volumes, reporter=_reporter(as_json))
     if as_json:
         return {"removed": removed}
     out.print(f"removed {len(removed)} container(s): {', '.join(removed) or '-'}")
@@ -156,8 +84,8 @@ def reset(target: Target, as_json: bool, sites, full, recreate, no_wait):
     """
     from sitectl.ops.reset import reset as reset_op
 
-    chosen = target.stack.select(sites) if sites else [s for s in target.stack.sites.values() if s.mutable]
-    res = reset_op(target, chosen, Engine(), full=full, recreate=recreate, reporter=_reporter(as_json),
+    chosen = target.stack.reset_sites(sites)
+    res = reset_op(target, chosen, DockerEngine(), full=full, recreate=recreate, reporter=_reporter(as_json),
                    wait=not no_wait)
     rows, logins = res["sites"], res["logins"]
     if recreate:
@@ -229,7 +157,7 @@ def verify(target: Target, as_json: bool, sites, deep, snap):
     """Deep health: database, login page, and a logged-in probe, per site."""
     # An interrupted reset is rolled forward first (sitectl/ops/journal.py); the state is
     # compared before the probes, whose logins write (sessions, last-login times).
-    result = checks.verify_report(target, target.stack.select(sites), Engine(), deep, snap, _reporter(as_json))
+    result = checks.verify_report(target, target.stack.select(sites), DockerEngine(), deep, snap, _reporter(as_json))
     outcomes = [ProbeOutcome(**o) for o in result["results"]]
     states = result.get("state", [])
     bad = [o for o in outcomes if not o.ok]
@@ -264,7 +192,7 @@ def instances(target: Target, as_json: bool, no_health):
     """List every instance on this engine with its sites, URLs and health."""
     from sitectl.ops.instances import list_instances
 
-    rows = list_instances(target, Engine(), health=not no_health)
+    rows = list_instances(target, DockerEngine(), health=not no_health)
     if as_json:
         return {"instances": rows}
     t = Table("instance", "host", "site", "state", "healthy", "url")
@@ -300,12 +228,12 @@ def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait
     from sitectl import server as srvmod
     from sitectl.ops.instances import parse_instances, running_instances, target_of
     from sitectl.ops.pool import Pool
-    from sitectl.ops.snapshots import snapshots_dir
+    from sitectl.paths import state_dir
 
     host, _, port = bind.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise UsageError(f"--bind {bind!r}: give ADDRESS:PORT, e.g. 127.0.0.1:7565")
-    eng = Engine()
+    eng = DockerEngine()
     eng.ping()
     nums = parse_instances(pool_spec) if pool_spec else [target.instance]
     found = running_instances(eng)
@@ -313,10 +241,10 @@ def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait
     if missing:
         raise UsageError(f"instance(s) {', '.join(map(str, missing))} not up: run `sitectl up --instance N` first")
     targets = [target if n == target.instance else target_of(target, n, found[n]) for n in nums]
-    token_path = token_file or snapshots_dir() / "serve-token"
+    token_path = token_file or state_dir() / "serve-token"
     token = read_or_make_token(token_path)
     # A plain reset restores the mutable sites each instance runs.
-    running = {n: [s.name for s in t.stack.sites.values() if s.mutable and t.container(s) in found[n]["containers"]]
+    running = {n: [s.name for s in t.stack.reset_sites() if t.container(s) in found[n]["containers"]]
                for n, t in zip(nums, targets)}
     pool = Pool(targets, eng, sites=running)
     try:
@@ -331,34 +259,6 @@ def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait
                f"BrowserGym: WA_FULL_RESET={base}/t/$(cat {token_path})"
                + (f"/i/<N> (instance N; the bare path is instance {nums[0]})" if len(nums) > 1 else ""), err=True)
     srvmod.serve(srv)
-
-
-def read_or_make_token(path: Path) -> str:
-    """The token in ``path`` (stripped); a new random one written there (mode 0600) when the file
-    does not exist.
-
-    Raises:
-        UsageError: the file is empty, unreadable, or readable by others.
-    """
-    import secrets
-    import stat
-
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_urlsafe(32) + "\n")
-    try:
-        mode = path.stat().st_mode
-        token = path.read_text().strip()
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read the token file: {e.strerror}") from None
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise UsageError(f"{path}: the token file is readable by others; chmod 600 it")
-    if not re.fullmatch(r"[A-Za-z0-9_-]{16,200}", token):
-        raise UsageError(f"{path}: the token file holds no usable token (16 or more of A-Z a-z 0-9 _ -; "
-                         "it goes into URLs)")
-    return token
 
 
 def _hosts_note(target: Target) -> None:
@@ -415,9 +315,9 @@ def plan(target: Target, as_json: bool, sites, labels):
 @target_options
 def build(target: Target, as_json: bool, sites, force):
     """Build the images the stack builds itself (the mini replicas)."""
-    eng = Engine()
+    eng = DockerEngine()
     eng.ping()
-    built = lifecycle.ensure_images(target, target.stack.select(sites), eng, _reporter(as_json), force=force)
+    built = containers.ensure_images(target, target.stack.select(sites), eng, _reporter(as_json), force=force)
     if as_json:
         return {"built": built}
     out.print(f"built: {', '.join(built) or 'nothing (all present)'}")
@@ -434,7 +334,7 @@ def snapshot():
 @target_options
 def snapshot_create(target: Target, as_json: bool, name, sites):
     """Snapshot SITES (default: all with state stores) as NAME (replacing one of that name)."""
-    m = snapshots.create(target, name, target.stack.select(sites), Engine(), _reporter(as_json))
+    m = snapshots.create(target, name, target.stack.select(sites), DockerEngine(), _reporter(as_json))
     if as_json:
         return m
     out.print(f"snapshot {name}: {', '.join(m['sites'])}")
@@ -464,7 +364,7 @@ def snapshot_restore(target: Target, as_json: bool, name, sites):
     # (nothing is restored) rather than skipped.
     named = list(m["sites"]) + [s for s in (m.get("incomplete") or {}) if s not in m["sites"]]
     chosen = target.stack.select(sites) if sites else [target.stack.sites[s] for s in named if s in target.stack.sites]
-    rows = snapshots.reset(target, chosen, Engine(), name=name, reporter=_reporter(as_json))
+    rows = snapshots.reset(target, chosen, DockerEngine(), name=name, reporter=_reporter(as_json))
     if as_json:
         return {"sites": [r.as_dict() for r in rows]}
     for r in rows:
@@ -477,7 +377,7 @@ def snapshot_restore(target: Target, as_json: bool, name, sites):
 @target_options
 def snapshot_export(target: Target, as_json: bool, name, file: Path):
     """Write snapshot NAME to FILE (.tar.gz with a manifest and SHA-256 of every file)."""
-    res = snapshots.export(target, name, file, Engine(), _reporter(as_json))
+    res = snapshots.export(target, name, file, DockerEngine(), _reporter(as_json))
     if as_json:
         return res
     out.print(f"exported {name} to {res['archive']} ({res['bytes']} bytes, {res['files']} files)")
@@ -489,7 +389,7 @@ def snapshot_export(target: Target, as_json: bool, name, file: Path):
 @target_options
 def snapshot_import(target: Target, as_json: bool, file: Path, new_name):
     """Load an archive written by `snapshot export` (checked in full before anything changes)."""
-    res = snapshots.import_(target, file, Engine(), new_name, _reporter(as_json))
+    res = snapshots.import_(target, file, DockerEngine(), new_name, _reporter(as_json))
     if as_json:
         return res
     out.print(f"imported {res['name']}: {', '.join(res['sites'])}")
@@ -500,7 +400,7 @@ def snapshot_import(target: Target, as_json: bool, file: Path, new_name):
 @target_options
 def snapshot_delete(target: Target, as_json: bool, name):
     """Delete snapshot NAME (its copies in the containers and its manifest)."""
-    done = snapshots.delete(target, name, Engine())
+    done = snapshots.delete(target, name, DockerEngine())
     if as_json:
         return {"deleted": name, "sites": done}
     out.print(f"deleted snapshot {name}")
@@ -516,9 +416,9 @@ def images():
 @target_options
 def images_load(target: Target, as_json: bool, directory: Path):
     """docker load each site's official .tar found in DIRECTORY (e.g. shopping_final_0712.tar)."""
-    eng = Engine()
+    eng = DockerEngine()
     eng.ping()
-    rows = lifecycle.load_archives(target, directory, eng, _reporter(as_json))
+    rows = containers.load_archives(target, directory, eng, _reporter(as_json))
     if as_json:
         return {"archives": rows}
     t = Table("site", "archive", "status")
@@ -602,7 +502,7 @@ def tasks_prepare(target: Target, as_json: bool, path: Path, task_ids, all_tasks
 # `sitectl task prepare` reads as well as `sitectl tasks prepare`.
 main.add_command(tasks, name="task")
 
-from sitectl.cli_cluster import cluster, k8s  # noqa: E402 - registers on `main`, which it imports
+from sitectl.cli.cluster import cluster, k8s  # noqa: E402 - registers on `main`, which it imports
 
 main.add_command(cluster)
 main.add_command(k8s)

@@ -1,92 +1,23 @@
-"""Engine layer: every Docker call sitectl makes goes through this module (python-on-whales).
-
-Nothing above this layer imports python-on-whales or builds docker command lines. The same
-:class:`RunSpec` drives a real ``docker run`` (:meth:`Engine.run`) and the printed plan
-(:func:`run_argv`), so ``sitectl plan`` shows exactly what ``up`` does.
+"""The Docker engine: every ``docker`` call of a single host goes through :class:`DockerEngine`
+(python-on-whales). The same :class:`~sitectl.engine.base.RunSpec` drives a real ``docker run``
+(:meth:`DockerEngine.run`) and the printed plan (:func:`~sitectl.engine.base.run_argv`), so
+``sitectl plan`` shows exactly what ``up`` does.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import errno
-import shlex
 import socket
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException, NoSuchContainer
 
-from sitectl.errors import ContainerExited, EngineError, ImageMissing, PortInUse, StepFailed
+from sitectl.engine.base import ContainerInfo, Engine, RunSpec
+from sitectl.errors import EngineError, ImageMissing, PortInUse
 
-LABEL_PREFIX = "sitectl."
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything needed to start one site's container.
-
-    Attributes:
-        name: container name.
-        image: image reference.
-        publish: ``(host_address, host_port, container_port)``; an empty host address means
-            all interfaces (``-p 7770:80``), as WebArena's commands do.
-        command: command override (argv) or None for the image's default.
-        env: environment variables.
-        volumes: ``SRC:DST[:MODE]`` strings.
-        labels: container labels (``sitectl.*``).
-        network: network to attach, or None.
-    """
-
-    name: str
-    image: str
-    publish: tuple[tuple[str, int, int], ...]
-    command: tuple[str, ...] | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    volumes: tuple[str, ...] = ()
-    labels: dict[str, str] = field(default_factory=dict)
-    network: str | None = None
-
-
-def run_argv(spec: RunSpec, *, with_labels: bool = True) -> list[str]:
-    """The ``docker run`` argv equivalent to :meth:`Engine.run` of ``spec`` (for ``plan``)."""
-    argv = ["docker", "run", "--name", spec.name, "-d"]
-    for addr, hp, cp in spec.publish:
-        argv += ["-p", f"{addr + ':' if addr else ''}{hp}:{cp}"]
-    if spec.network:
-        argv += ["--network", spec.network]
-    for k, v in spec.env.items():
-        argv += ["-e", f"{k}={v}"]
-    for v in spec.volumes:
-        argv += ["-v", v]
-    if with_labels:
-        for k, v in spec.labels.items():
-            argv += ["--label", f"{k}={v}"]
-    argv.append(spec.image)
-    if spec.command:
-        argv += list(spec.command)
-    return argv
-
-
-def format_argv(argv: list[str]) -> str:
-    """Quote an argv for display (never executed through a shell)."""
-    return shlex.join(argv)
-
-
-@dataclass
-class ContainerInfo:
-    """What sitectl needs to know about one container."""
-
-    name: str
-    status: str  # created, running, exited, ...
-    running: bool
-    exit_code: int | None
-    image: str
-    labels: dict[str, str]
-    image_id: str = ""
-
-
-class Engine:
-    """A Docker engine reached through python-on-whales.
+class DockerEngine(Engine):
+    """The local (or ``DOCKER_HOST``) Docker engine, reached through python-on-whales.
 
     Args:
         client: a ``python_on_whales.DockerClient``; a default client when None.
@@ -253,10 +184,6 @@ class Engine:
             return {}
         return {st.container_name: int(st.memory_used) for st in self.docker.container.stats(names)}
 
-    def containers(self, labels: dict[str, str | None]) -> list[ContainerInfo]:
-        """All containers (running or not) carrying every label of ``labels``."""
-        return list(self.iter_containers(labels))
-
     def check_ports_free(self, spec: RunSpec, site: str) -> None:
         """Raise ``PortInUse`` when a host port of ``spec`` is taken.
 
@@ -339,18 +266,6 @@ class Engine:
         except DockerException:
             return "(no logs)"
 
-    def assert_running(self, name: str, site: str) -> None:
-        """Raise ``ContainerExited`` with the last log lines when ``name`` is not running."""
-        info = self.container(name)
-        if info is None:
-            raise ContainerExited(f"site {site!r}: container {name} disappeared")
-        if not info.running:
-            raise ContainerExited(
-                f"site {site!r}: container {name} exited during start "
-                f"(status {info.status}, exit code {info.exit_code}); last log lines:\n"
-                + self.logs_tail(name)
-            )
-
     def exec(self, name: str, argv: list[str], timeout: float = 600) -> tuple[int, str]:
         """Run ``argv`` inside container ``name`` (no shell); return (exit code, output).
 
@@ -388,12 +303,10 @@ class Engine:
         except DockerException as e:
             raise EngineError(f"docker cp to {name}:{path} failed: {_one_line(e)}") from None
 
-    def exec_checked(self, name: str, argv: list[str], what: str, timeout: float = 600) -> str:
-        """:meth:`exec` that raises ``StepFailed`` (naming ``what``) on a non-zero exit."""
-        rc, out = self.exec(name, argv, timeout)
-        if rc != 0:
-            raise StepFailed(f"{what}: exit code {rc}: {out.strip()[-2000:]}")
-        return out
+    def replaced(self, name: str) -> bool:
+        """Always False: on a single host sitectl names and creates its containers itself, so the
+        container of a name is the one it brought up (or none)."""
+        return False
 
 
 def _decode(x) -> str:

@@ -12,7 +12,7 @@ Layout (docs/cluster.md)::
 
 Every service of an instance is pinned to the node the pool chose (``node.id == ...``): the
 sites' state lives in their containers and volumes on that node, and the agent resets it
-there with the same code as on one host (:class:`sitectl.engine_swarm.TaskEngine`). The pool
+there with the same code as on one host (:class:`sitectl.engine.swarm.TaskEngine`). The pool
 resets an instance by calling its agent. When a node is lost, the pool moves the leases of
 its instances to idle instances (or keeps them waiting for the replacement), deploys each lost
 instance again on another node, and leases it again only after its agent brought it up,
@@ -33,14 +33,14 @@ from pathlib import Path
 
 import requests
 
-from sitectl.engine import Engine
-from sitectl.engine_swarm import NodeInfo, Swarm, TaskEngine, copy_images
-from sitectl.errors import SitectlError, UsageError
-from sitectl.ops.lifecycle import run_spec
+from sitectl.engine import DockerEngine, Engine
+from sitectl.engine.swarm import NodeInfo, Swarm, TaskEngine, copy_images
+from sitectl.errors import NoNodeFits, SitectlError, UsageError
+from sitectl.sites.containers import run_spec
 from sitectl.ops.pool import Pool, default_reset
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
-from sitectl.target import PORT_STEP, Target
+from sitectl.stack.target import PORT_STEP, Target
 
 #: The image of the reset agent and the pool (stacks/agent/Dockerfile), built here.
 AGENT_IMAGE = "sitectl/agent:0.1"
@@ -69,12 +69,6 @@ AVOID_FOR = 600.0
 #: Seconds a (re)deployed instance has to come up, golden and verified, before it is placed
 #: on another node.
 START_TIMEOUT = 900.0
-
-
-class NoNodeFits(SitectlError):
-    """No ready, active node has the labels and free memory an instance needs."""
-
-    exit_code = 3
 
 
 def stack_name(instance: int) -> str:
@@ -155,7 +149,7 @@ class ClusterSpec:
                 site left out (the homepage links to every site).
         """
         from sitectl.stack import load_stack
-        from sitectl.target import validate_host
+        from sitectl.stack.target import validate_host
 
         stack = load_stack(self.stack)
         if self.sites:
@@ -326,9 +320,9 @@ def agent_engine(target: Target, sites: list[Site], namespace: str, adopted: Pat
 def prepare_state_dir(generation: int) -> None:
     """Start the agent's state folder for placement ``generation``: empty it when it holds
     another placement's manifests (a node the instance ran on before)."""
-    from sitectl.ops.snapshots import snapshots_dir
+    from sitectl.paths import state_dir
 
-    root = snapshots_dir().parent
+    root = state_dir().parent
     root.mkdir(parents=True, exist_ok=True)
     mark = root / "generation"
     if mark.exists() and mark.read_text().strip() == str(generation):
@@ -407,7 +401,7 @@ class ClusterPool(Pool):
         self.token = token
         targets = [spec.target(k, "localhost") for k in range(spec.instances)]
         sites = {t.instance: [s.name for s in spec.chosen_sites(t) if s.mutable] for t in targets}
-        super().__init__(targets, Engine(), reset_fn=self._agent_reset, clock=clock, sites=sites)
+        super().__init__(targets, DockerEngine(), reset_fn=self._agent_reset, clock=clock, sites=sites)
         self.placements: dict[int, Placement] = {}
         self._fleet_state()
         for slot in self.slots.values():
@@ -736,12 +730,12 @@ class K8sPool(ClusterPool):
     ``verify --deep``)."""
 
     def __init__(self, spec: ClusterSpec, token: str, namespace: str, clock=time.monotonic):
-        from sitectl.ops.k8s import instance_namespace, instance_target
+        from sitectl.fleet.k8s import instance_namespace, instance_target
 
         self.spec, self.swarm, self.token, self.namespace = spec, None, token, namespace
         targets = [instance_target(spec, namespace, k) for k in range(spec.instances)]
         sites = {t.instance: [s.name for s in spec.chosen_sites(t) if s.mutable] for t in targets}
-        Pool.__init__(self, targets, Engine(), reset_fn=self._agent_reset, clock=clock, sites=sites)
+        Pool.__init__(self, targets, DockerEngine(), reset_fn=self._agent_reset, clock=clock, sites=sites)
         self.placements = {t.instance: Placement("kubernetes", "kubernetes", instance_namespace(namespace, t.instance), 1)
                            for t in targets}
         self._fleet_state()
@@ -750,7 +744,7 @@ class K8sPool(ClusterPool):
             slot.state = "starting"
 
     def agents(self, instance: int) -> list[AgentClient]:
-        from sitectl.ops.k8s import instance_namespace, service_name
+        from sitectl.fleet.k8s import instance_namespace, service_name
 
         t = self.slots[instance].target
         ns = instance_namespace(self.namespace, instance)
@@ -803,7 +797,7 @@ def build_agent_image(engine: Engine, reporter: Reporter = QUIET, tag: str = AGE
     Raises:
         EngineError: the build failed; SitectlError: ``pip wheel`` failed.
     """
-    from sitectl.ops.lifecycle import SOURCE_LABEL
+    from sitectl.sites.containers import SOURCE_LABEL
 
     want = agent_source_hash()
     if engine.image_exists(tag) and engine.image_label(tag, SOURCE_LABEL) == want:
@@ -853,8 +847,8 @@ def push_images(spec: ClusterSpec, source: Engine, nodes: list[str], reporter: R
     Raises:
         ImageMissing, EngineError.
     """
-    from sitectl.engine_swarm import engine_at
-    from sitectl.ops.lifecycle import ensure_images
+    from sitectl.engine.swarm import engine_at
+    from sitectl.sites.containers import ensure_images
 
     t = spec.target(0, "localhost")
     if build:
@@ -992,7 +986,6 @@ def read_token(path: Path) -> str:
     return tok
 
 
-
 # -- the processes inside the swarm -----------------------------------------------------------
 def run_agent(spec: ClusterSpec, instance: int, host: str, namespace: str, generation: int, port: int, token: str,
               reporter: Reporter = QUIET, engine_kind: str = "swarm", site_hosts: bool = False) -> None:
@@ -1002,8 +995,8 @@ def run_agent(spec: ClusterSpec, instance: int, host: str, namespace: str, gener
     ``sitectl serve`` for this one instance on ``port`` until stopped.
 
     ``engine_kind``: ``swarm`` (the sites are Swarm tasks on this node,
-    :class:`sitectl.engine_swarm.TaskEngine`) or ``pod`` (a sidecar sharing the site's process
-    namespace, :class:`sitectl.engine_pod.PodEngine`; one site).
+    :class:`sitectl.engine.swarm.TaskEngine`) or ``pod`` (a sidecar sharing the site's process
+    namespace, :class:`sitectl.engine.pod.PodEngine`; one site).
 
     Raises:
         VerifyFailed: the instance did not pass verify (the agent exits; Swarm or the kubelet
@@ -1015,14 +1008,14 @@ def run_agent(spec: ClusterSpec, instance: int, host: str, namespace: str, gener
     from sitectl.errors import VerifyFailed
     from sitectl.ops import checks
     from sitectl.ops.lifecycle import up
-    from sitectl.ops.snapshots import snapshots_dir
+    from sitectl.paths import state_dir
 
     prepare_state_dir(generation)
     target = spec.target(instance, host, site_hosts=site_hosts)
     sites = spec.chosen_sites(target)
-    adopted = snapshots_dir().parent / "adopted.json"
+    adopted = state_dir().parent / "adopted.json"
     if engine_kind == "pod":
-        from sitectl.engine_pod import PodEngine
+        from sitectl.engine.pod import PodEngine
 
         if len(sites) != 1:
             raise UsageError("--engine pod: give the one site of this pod (--sites NAME)")
@@ -1070,7 +1063,7 @@ def run_pool(spec: ClusterSpec, token: str, port: int, public_url: str, reporter
     :class:`K8sPool`) and serve leases and resets on ``port`` until stopped."""
     from sitectl import server as srvmod
 
-    pool = K8sPool(spec, token, k8s_namespace) if k8s_namespace else ClusterPool(spec, Swarm(Engine()), token)
+    pool = K8sPool(spec, token, k8s_namespace) if k8s_namespace else ClusterPool(spec, Swarm(DockerEngine()), token)
     srv = srvmod.make_server(pool, token, ("0.0.0.0", port), public_url=public_url)
     pool.run_reconciler()
     reporter.step("pool", f"{spec.instances} instance(s) of {spec.stack}; serving on {public_url}")

@@ -13,7 +13,7 @@ The site container is the one process whose parent is outside the shared PID nam
 ``/pause`` process, and whose environment has ``SITECTL_SITE=<site>`` (``sitectl k8s render``
 sets it on the site container, so a service-mesh proxy or a debug container in the same pod is
 never taken for the site). Its identity is ``PID:start time`` (``/proc/PID/stat`` field 22): a
-restarted container is a new process, so, as with :class:`sitectl.engine_swarm.TaskEngine`,
+restarted container is a new process, so, as with :class:`sitectl.engine.swarm.TaskEngine`,
 ``container()`` reports an identity the agent has not adopted as missing and ``up`` takes it
 through ``run()`` (post-start steps, golden snapshot).
 
@@ -31,8 +31,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from sitectl.engine import ContainerInfo, Engine, RunSpec
-from sitectl.engine_swarm import Adopted
+from sitectl.engine.base import Adopted, ContainerInfo, Engine, RunSpec
 from sitectl.errors import ContainerExited, EngineError
 
 PROC = Path("/proc")
@@ -144,6 +143,9 @@ class PodEngine(Engine):
 
     def build(self, *a, **kw) -> None:
         raise EngineError("no Docker engine in a pod: images are built and pushed outside the cluster")
+
+    def load_archive(self, path: Path, on_bytes=None) -> list[str]:
+        raise EngineError("no Docker engine in a pod: images are loaded and pushed outside the cluster")
 
     def ensure_network(self, name: str, labels: dict[str, str]) -> None:
         """The pod's network is Kubernetes'."""

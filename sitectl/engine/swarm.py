@@ -1,6 +1,6 @@
 """Engine layer, Swarm half: every Docker Swarm call sitectl makes (python-on-whales).
 
-Two classes, both over :class:`sitectl.engine.Engine`:
+Two classes over :class:`sitectl.engine.docker.DockerEngine`:
 
 * :class:`TaskEngine`, the reset agent's engine (``sitectl cluster agent``). On a Swarm node
   the site containers are *tasks* that Swarm creates and names (``<stack>_<service>.1.<id>``);
@@ -19,7 +19,6 @@ long syntax with ``mode: host``).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import tempfile
 import threading
@@ -31,7 +30,8 @@ import yaml
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException, NoSuchContainer
 
-from sitectl.engine import ContainerInfo, Engine, RunSpec, _one_line
+from sitectl.engine.base import Adopted, ContainerInfo, Engine, RunSpec
+from sitectl.engine.docker import DockerEngine, _one_line
 from sitectl.errors import EngineError, ImageMissing
 
 #: Container label Swarm puts on every task container: the service's full name.
@@ -40,14 +40,14 @@ SERVICE_LABEL = "com.docker.swarm.service.name"
 TASK_WAIT = 180.0
 
 
-def engine_at(url: str | None) -> Engine:
+def engine_at(url: str | None) -> DockerEngine:
     """An :class:`Engine` for the Docker engine at ``url`` (``tcp://host:2375``,
     ``ssh://user@host``, ``unix:///path``); the default engine (``DOCKER_HOST`` or the local
     socket) for None."""
-    return Engine(DockerClient(host=url) if url else None)
+    return DockerEngine(DockerClient(host=url) if url else None)
 
 
-class TaskEngine(Engine):
+class TaskEngine(DockerEngine):
     """The engine of one node, where a stack's site containers are Swarm tasks.
 
     Args:
@@ -152,7 +152,7 @@ class TaskEngine(Engine):
 
     def run(self, spec: RunSpec) -> None:
         """Wait for Swarm to run a new task of ``spec.name``'s service on this node (the stack
-        was deployed with the same :class:`RunSpec`, see :mod:`sitectl.ops.cluster`).
+        was deployed with the same :class:`RunSpec`, see :mod:`sitectl.fleet.cluster`).
 
         Raises:
             ImageMissing: the image is not on this node (``sitectl cluster push-images``).
@@ -232,39 +232,6 @@ class TaskEngine(Engine):
         if real is None:
             raise EngineError(self._no_task(name))
         super().copy_to(local, real, path)
-
-
-class Adopted:
-    """sitectl container name -> identity of the container sitectl brought up, kept in a JSON
-    file (or in memory for None). Thread-safe: ``up`` brings sites up at once. Written through a
-    unique temporary file and an atomic rename."""
-
-    def __init__(self, path: Path | None):
-        self.path = path
-        self._lock = threading.Lock()
-        self._map: dict[str, str] = {}
-        if path is not None and path.is_file():
-            try:
-                self._map = {str(k): str(v) for k, v in json.loads(path.read_text()).items()}
-            except (ValueError, TypeError, AttributeError):
-                self._map = {}
-
-    def get(self, name: str) -> str | None:
-        with self._lock:
-            return self._map.get(name)
-
-    def set(self, name: str, ident: str | None) -> None:
-        with self._lock:
-            if ident is None:
-                self._map.pop(name, None)
-            else:
-                self._map[name] = ident
-            if self.path is None:
-                return
-            fd, tmp = tempfile.mkstemp(prefix=".adopted-", dir=self.path.parent)
-            with os.fdopen(fd, "w") as f:
-                json.dump(self._map, f)
-            os.replace(tmp, self.path)
 
 
 _STDOUT_LOCK = threading.Lock()

@@ -12,7 +12,7 @@ from sitectl.errors import LoginError, SitectlError, SiteUnhealthy
 from sitectl.sites import driver_for
 from sitectl.stack import Probe, Site
 from sitectl.stack.loader import health_ref, load_health
-from sitectl.target import Target
+from sitectl.stack.target import Target
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""One lock per instance, and the journal that makes an interrupted reset recoverable.
+"""One lock per instance, the journal that makes an interrupted reset recoverable, and the
+wait for commands a killed sitectl left running in a container.
 
 **Lock.** Every operation that changes an instance's state (reset, snapshot create, restore,
 delete, import, re-create) holds ``<snapshots dir>/i<N>/instance.lock`` (``filelock``: an
@@ -23,16 +24,16 @@ import os
 import threading
 from pathlib import Path
 
+import time
+
 from filelock import FileLock, Timeout
 
-from sitectl.errors import SitectlError
-from sitectl.target import Target
-
-
-class InstanceBusy(SitectlError):
-    """Another process holds the instance's lock (``--no-wait``)."""
-
-    exit_code = 10
+from sitectl.engine.base import Engine
+from sitectl.errors import InstanceBusy, StoreError
+from sitectl.paths import instance_dir
+from sitectl.progress import Reporter
+from sitectl.stack.model import Site
+from sitectl.stack.target import Target
 
 
 _locks: dict[str, FileLock] = {}
@@ -40,9 +41,7 @@ _guard = threading.Lock()
 
 
 def _dir(target: Target) -> Path:
-    from sitectl.ops.snapshots import snapshots_dir
-
-    return snapshots_dir() / f"i{target.instance}"
+    return instance_dir(target.instance)
 
 
 def _lock_for(path: Path) -> FileLock:
@@ -91,6 +90,7 @@ def instance_lock(target: Target, what: str, wait: bool | float = True):
 
 
 def journal_path(target: Target) -> Path:
+    """The journal file of ``target``'s instance."""
     return _dir(target) / "journal.json"
 
 
@@ -119,9 +119,47 @@ def read_journal(target: Target) -> dict | None:
             return data
     except (OSError, ValueError):
         pass
-    return {"op": "reset", "sites": [s.name for s in target.stack.sites.values() if s.mutable],
+    return {"op": "reset", "sites": [s.name for s in target.stack.reset_sites()],
             "snapshot": "golden", "unreadable": True}  # recover() keeps only the sites that run
 
 
 def clear_journal(target: Target) -> None:
+    """Remove the journal: the operation it records ended golden and checked."""
     journal_path(target).unlink(missing_ok=True)
+
+
+#: How long recovery waits for commands of the interrupted reset still running in a container.
+LEFTOVER_EXEC_WAIT = 60.0
+
+
+def wait_for_leftover_execs(target: Target, sites: list[Site], engine: Engine, reporter: Reporter,
+                             limit: float | None = None) -> str:
+    """Wait until no ``docker exec`` runs in the sites' containers, at most ``limit`` seconds
+    (default :data:`LEFTOVER_EXEC_WAIT`).
+
+    A killed sitectl leaves its in-flight ``docker exec`` (a restore batch, a snapshot copy)
+    running inside the container; restoring or copying beside it would interleave the two. The
+    lock is held, so no other reset or snapshot runs; an exec found here is the dead process's,
+    or a read-only probe of another command. Returns what was waited for (``""`` when nothing
+    ran), for the recovery's row.
+
+    Raises:
+        StoreError: commands still run after ``limit`` seconds (the message names the
+            containers and the next step)."""
+    limit = LEFTOVER_EXEC_WAIT if limit is None else limit
+    t0 = time.monotonic()
+    busy = {s.name: n for s in sites if (n := engine.running_execs(target.container(s)))}
+    if not busy:
+        return ""
+    reporter.step("wait", "waiting for commands of an interrupted sitectl still running in "
+                  + ", ".join(f"{k} ({v})" for k, v in busy.items()))
+    left = dict(busy)
+    while left and time.monotonic() - t0 < limit:
+        time.sleep(0.2)
+        left = {k: n for k in left if (n := engine.running_execs(target.container(target.stack.sites[k])))}
+    if left:
+        raise StoreError(
+            f"commands of an interrupted sitectl still run in {', '.join(target.container(target.stack.sites[k]) for k in left)} "
+            f"after {limit:g} s (`docker top CONTAINER`); changing the state under them is not safe: wait and run "
+            "the command again, or `sitectl reset --recreate " + " ".join(left) + "`")
+    return f"{time.monotonic() - t0:.1f} s for {sum(busy.values())} leftover command(s) in {', '.join(busy)}"

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from sitectl.cli import out, read_or_make_token, run_guarded
+from sitectl.cli.common import out, read_or_make_token, run_guarded
 from sitectl.errors import UsageError
 from sitectl.progress import Reporter
 
@@ -34,9 +34,9 @@ def fleet_options(f):
 
 
 def _spec(stack: str, sites: str, seed: int, scale: str, **kw):
-    """A validated :class:`sitectl.ops.cluster.ClusterSpec` (the stack must be a shipped one:
+    """A validated :class:`sitectl.fleet.cluster.ClusterSpec` (the stack must be a shipped one:
     the agent image holds only those)."""
-    from sitectl.ops.cluster import ClusterSpec
+    from sitectl.fleet.cluster import ClusterSpec
     from sitectl.stack.loader import STACKS_DIR
 
     if not (STACKS_DIR / f"{stack}.yaml").is_file():
@@ -51,7 +51,7 @@ def _spec(stack: str, sites: str, seed: int, scale: str, **kw):
 
 
 def _engine(docker_host: str | None):
-    from sitectl.engine_swarm import engine_at
+    from sitectl.engine.swarm import engine_at
 
     eng = engine_at(docker_host)
     eng.ping()
@@ -59,9 +59,9 @@ def _engine(docker_host: str | None):
 
 
 def _default_token_file() -> Path:
-    from sitectl.ops.snapshots import snapshots_dir
+    from sitectl.paths import state_dir
 
-    return snapshots_dir() / "cluster-token"
+    return state_dir() / "cluster-token"
 
 
 docker_host_option = click.option(
@@ -89,7 +89,7 @@ def cluster():
 @_guard
 def push_images_cmd(as_json, nodes, no_build, stack, sites, seed, scale, docker_host):
     """Copy the fleet's images (sites and agent) to each node: docker save | docker load, no registry."""
-    from sitectl.ops.cluster import push_images
+    from sitectl.fleet.cluster import push_images
 
     spec = _spec(stack, sites, seed, scale)
     res = push_images(spec, _engine(docker_host), list(nodes), Reporter(), build=not no_build)
@@ -119,8 +119,8 @@ def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait,
            docker_host, token_file):
     """Deploy N instances (one stack each: sites + reset agent, on one node) and the pool
     that leases them; wait until all N are up, golden and verified."""
-    from sitectl.engine_swarm import Swarm
-    from sitectl.ops import cluster as cl
+    from sitectl.engine.swarm import Swarm
+    from sitectl.fleet import cluster as cl
 
     spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=cl.parse_labels(node_labels),
                  reserve=cl.parse_size(reserve_memory), start_timeout=start_timeout)
@@ -145,8 +145,8 @@ def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait,
 @_guard
 def status(as_json, port, docker_host, token_file):
     """Every instance: its node, state, lease and per-site health; the nodes; failovers."""
-    from sitectl.engine_swarm import Swarm
-    from sitectl.ops import cluster as cl
+    from sitectl.engine.swarm import Swarm
+    from sitectl.fleet import cluster as cl
 
     tf = token_file or _default_token_file()
     if not tf.exists():
@@ -183,8 +183,8 @@ def _print_status(res: dict) -> None:
 @_guard
 def rm(as_json, docker_host):
     """Remove the pool and every instance stack (their volumes stay on the nodes)."""
-    from sitectl.engine_swarm import Swarm
-    from sitectl.ops import cluster as cl
+    from sitectl.engine.swarm import Swarm
+    from sitectl.fleet import cluster as cl
 
     gone = cl.remove(Swarm(_engine(docker_host)), Reporter())
     if not as_json:
@@ -208,8 +208,8 @@ def rm(as_json, docker_host):
 def agent(as_json, instance, host, namespace, generation, port, token_file, engine_kind, site_hosts, stack, sites,
           seed, scale):
     """The reset agent of one instance (inside the instance's stack, or a site's pod)."""
-    from sitectl.ops import cluster as cl
-    from sitectl.target import validate_host
+    from sitectl.fleet import cluster as cl
+    from sitectl.stack.target import validate_host
 
     spec = _spec(stack, sites, seed, scale)
     cl.run_agent(spec, instance, validate_host(host), namespace, generation, port, cl.read_token(token_file), Reporter(),
@@ -234,7 +234,7 @@ def agent(as_json, instance, host, namespace, generation, port, token_file, engi
 def pool(as_json, instances, node_labels, reserve_memory, agent_image, token_secret, on_k8s, k8s_namespace,
          start_timeout, port, public_url, token_file, stack, sites, seed, scale):
     """The fleet's pool (runs as a service on a manager)."""
-    from sitectl.ops import cluster as cl
+    from sitectl.fleet import cluster as cl
 
     spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=cl.parse_labels(node_labels),
                  reserve=cl.parse_size(reserve_memory), agent_image=agent_image or cl.AGENT_IMAGE,
@@ -265,8 +265,8 @@ def render(as_json, instances, out_dir, namespace, storage_class, volume_size, a
            stack, sites, seed, scale):
     """Write Kubernetes manifests: a StatefulSet per stateful site with the reset agent as a
     sidecar, Services, the pool Deployment, PVCs, readiness probes, Secrets."""
-    from sitectl.ops import cluster as cl
-    from sitectl.ops import k8s as k8smod
+    from sitectl.fleet import cluster as cl
+    from sitectl.fleet import k8s as k8smod
 
     spec = _spec(stack, sites, seed, scale, instances=instances, agent_image=agent_image or cl.AGENT_IMAGE)
     k8smod.check_options(spec, namespace, storage_class, volume_size)  # before the token file is made

@@ -9,7 +9,7 @@ URL is ``http://<site>.<ns>-i<K>.svc.cluster.local:<port>`` (sitectl's per-site 
   ``shareProcessNamespace: true``, both mounting the site's **PersistentVolumeClaim** at
   ``/var/lib/sitectl`` (golden copies, staging, the agent's manifests) plus the stack file's own
   volumes; the agent enters the site container's namespaces as ``docker exec`` does
-  (:mod:`sitectl.engine_pod`), hence ``SYS_ADMIN`` and ``SYS_PTRACE``;
+  (:mod:`sitectl.engine.pod`), hence ``SYS_ADMIN`` and ``SYS_PTRACE``;
 * a **Deployment** per stateless site;
 * a **Service** per site (its URL port, and the agent's port);
 * **readiness probes** from ``healthchecks/``: the site's first ready probe of type ``http``
@@ -29,10 +29,10 @@ from pathlib import Path
 
 import yaml
 
-from sitectl.ops.cluster import POOL_PORT, ClusterSpec, agent_port
-from sitectl.probes import probes_of
+from sitectl.fleet.cluster import POOL_PORT, ClusterSpec, agent_port
+from sitectl.sites.probes import probes_of
 from sitectl.stack import Site
-from sitectl.target import Target
+from sitectl.stack.target import Target
 
 #: The agent's state folder in a pod (on the site's PVC, beside the site's own /var/lib/sitectl).
 POD_STATE = "/var/lib/sitectl/agent"
@@ -79,7 +79,7 @@ def readiness(target: Target, site: Site) -> dict | None:
 
 
 def _site_container(target: Target, site: Site) -> dict:
-    from sitectl.ops.lifecycle import run_spec
+    from sitectl.sites.containers import run_spec
 
     spec = run_spec(target, site)
     c: dict = {"name": "site", "image": spec.image,

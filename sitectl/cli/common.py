@@ -1,0 +1,111 @@
+"""The CLI's shared plumbing: the options every command takes, the guarded runner (one clear
+error and its exit code, ``--json`` output), progress, tables, the token file."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from sitectl.engine import DockerEngine
+from sitectl.errors import SitectlError, UsageError
+from sitectl.progress import Reporter
+from sitectl.sites import containers
+
+# Piped output is not cut at 80 columns (URLs and messages stay whole).
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+
+
+def target_options(f):
+    """Options every command shares: --stack, --host, --site-hosts, --instance, --seed, --scale,
+    --data-dir, --config, --json."""
+    @click.option("--stack", help="Stack: mini (default), webarena, or a path to a stack YAML file.")
+    @click.option("--host", help="Host name or IPv4 the browser uses (default: config, running stack, 127.0.0.1).")
+    @click.option("--site-hosts/--no-site-hosts", default=None,
+                  help="Give each site its own host name under --host (shopping.localhost), so that no "
+                       "two sites share cookies (default: config, running stack, off).")
+    @click.option("--instance", type=int, default=None, help="Instance number (0 = WebArena's names and ports).")
+    @click.option("--seed", type=int, default=None, help="Replica seed (default: config, else 0).")
+    @click.option("--scale", type=click.Choice(["tiny", "full"]), default=None, help="Replica scale (default tiny).")
+    @click.option("--data-dir", type=click.Path(file_okay=False), help="Folder for {data} (e.g. the wiki ZIM).")
+    @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file (default ./sitectl.yaml).")
+    @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
+    @functools.wraps(f)
+    def wrapper(stack, host, site_hosts, instance, seed, scale, data_dir, config_file, as_json, **kw):
+        def call():
+            target = containers.running_target(DockerEngine(), stack, host, instance, data_dir, config_file,
+                                               seed=seed, scale=scale, site_hosts=site_hosts)
+            return f(target=target, as_json=as_json, **kw)
+
+        run_guarded(call, as_json)
+    return wrapper
+
+
+def run_guarded(call, as_json: bool) -> None:
+    """Run a command's body: a SitectlError becomes one clear message and its exit code, an
+    interrupt exit 130; with ``--json`` the result is printed as JSON."""
+    try:
+        result = call()
+    except SitectlError as e:
+        _fail(str(e), e.exit_code, as_json, getattr(e, "payload", None))
+    except KeyboardInterrupt:
+        _fail("interrupted", 130, as_json)
+    if as_json and result is not None:
+        click.echo(json.dumps(result, indent=2, default=str))
+
+
+def _fail(message: str, code: int, as_json: bool, payload=None) -> None:
+    if as_json:
+        extra = payload if isinstance(payload, dict) else ({"results": payload} if payload else {})
+        click.echo(json.dumps({"error": message, **extra}, indent=2))
+    click.echo(f"sitectl: error: {message}", err=True)
+    sys.exit(code)
+
+
+def _reporter(as_json: bool) -> Reporter:
+    """Progress goes to stderr, so it is shown with ``--json`` too (stdout stays JSON)."""
+    return Reporter()
+
+
+def _print_sites(rows) -> None:
+    """A table of what was done per site, then the URLs in full (one per line)."""
+    t = Table("site", "container", "action", "seconds")
+    for r in rows:
+        t.add_row(r.site, r.container, r.action, f"{r.seconds:.1f}")
+    out.print(t)
+    for r in rows:
+        out.print(f"{r.site:<16} {r.url}")
+
+
+def read_or_make_token(path: Path) -> str:
+    """The token in ``path`` (stripped); a new random one written there (mode 0600) when the file
+    does not exist.
+
+    Raises:
+        UsageError: the file is empty, unreadable, or readable by others.
+    """
+    import secrets
+    import stat
+
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32) + "\n")
+    try:
+        mode = path.stat().st_mode
+        token = path.read_text().strip()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read the token file: {e.strerror}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise UsageError(f"{path}: the token file is readable by others; chmod 600 it")
+    if not re.fullmatch(r"[A-Za-z0-9_-]{16,200}", token):
+        raise UsageError(f"{path}: the token file holds no usable token (16 or more of A-Z a-z 0-9 _ -; "
+                         "it goes into URLs)")
+    return token

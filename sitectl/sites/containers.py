@@ -1,0 +1,331 @@
+"""A site's container: its run spec, its image (built or loaded), and bringing it up ready
+(``docker run`` or start, post-start steps, health probes until they settle).
+
+The operations above (``up``, a reset's re-create) reach :func:`make_ready` through
+:func:`sitectl.snapshots.bring_up`, which keeps the snapshot manifests true when a container
+is removed.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay
+
+from sitectl.engine.base import Engine, RunSpec
+from sitectl.errors import ImageMissing, ProbeTimeout, UsageError
+from sitectl.progress import QUIET, Reporter
+from sitectl.sites.probes import ProbeOutcome, probes_of, run_probe
+from sitectl.stack.model import Site
+from sitectl.stack.target import Target, read_config, resolve_target
+
+
+def run_spec(target: Target, site: Site) -> RunSpec:
+    """The container ``target`` runs for ``site`` (used by ``up``, ``reset`` and ``plan``)."""
+    publish = tuple(
+        (target.publish_address, target.host_port(site, i), target.container_port(site, i))
+        for i in range(len(site.container_ports))
+    )
+    return RunSpec(
+        name=target.container(site),
+        image=target.image(site),
+        publish=publish,
+        command=tuple(site.command) if site.command else None,
+        env={k: target.fill(v, site) for k, v in site.environment.items()},
+        volumes=tuple(target.fill(v, site) for v in site.volumes),
+        labels=target.labels(site),
+        network=target.network,
+    )
+
+
+def post_start_argvs(target: Target, site: Site) -> list[tuple[str, list[str], float]]:
+    """``(step name, argv, timeout)`` of each post-start step, placeholders filled."""
+    return [(s.name, [target.fill(a, site) for a in s.exec], s.timeout) for s in site.post_start]
+
+
+# -- images ------------------------------------------------------------------------------
+SOURCE_LABEL = "sitectl.source"
+
+
+def source_hash(target: Target, tag: str, _memo: dict | None = None) -> str:
+    """SHA-256 of what image ``tag`` is built from: its ``inputs`` files (paths and contents,
+    ``__pycache__`` skipped), its build args, and the source hashes of the images it requires."""
+    import hashlib
+
+    memo = {} if _memo is None else _memo
+    if tag in memo:
+        return memo[tag]
+    b = target.image_build(tag)
+    base = Path(b.base_dir or Path(target.stack.path).parent)
+    h = hashlib.sha256()
+    h.update(json.dumps({k: target.image_ref(v) for k, v in b.args.items()}, sort_keys=True).encode())
+    for inp in b.inputs or [str(Path(b.dockerfile).parent)]:
+        root = base / inp
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for f in files:
+            h.update(str(f.relative_to(base)).encode() + b"\0" + f.read_bytes() + b"\0")
+    for req in b.requires:
+        h.update(source_hash(target, target.image_ref(req), memo).encode())
+    memo[tag] = h.hexdigest()[:16]
+    return memo[tag]
+
+
+def _current(target: Target, engine: Engine, tag: str, memo: dict) -> bool:
+    """True when ``tag`` exists and, if the stack builds it, was built from today's sources."""
+    if not engine.image_exists(tag):
+        return False
+    if target.image_build(tag) is None:
+        return True
+    return engine.image_label(tag, SOURCE_LABEL) == source_hash(target, tag, memo)
+
+
+def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,
+                  build: bool = True, force: bool = False) -> list[str]:
+    """Make sure every image ``sites`` need is present; build the ones the stack can build.
+
+    Builds run in the stack's ``images`` order (a replica builds on the runtime image). An
+    image built from other sources than today's (label ``sitectl.source``) counts as missing.
+
+    Returns:
+        The tags built.
+
+    Raises:
+        ImageMissing: an image is absent and the stack cannot build it (it names the
+            archive to load with ``sitectl images load DIR``), or ``build`` is False.
+        EngineError: a build failed (with its last output).
+    """
+    st = target.stack
+    memo: dict = {}
+    missing = [s for s in sites if force or not _current(target, engine, target.image(s), memo)]
+    for s in missing:
+        if target.image_build(target.image(s)) is None:
+            how = (f"load it with `sitectl images load DIR --stack {st.name}` (DIR holding {s.image_archive})"
+                   if s.image_archive else "load or build it first")
+            raise ImageMissing(f"site {s.name!r}: image {target.image(s)} is missing; {how}")
+        if not build:
+            raise ImageMissing(f"site {s.name!r}: image {target.image(s)} is missing; build it with `sitectl build`")
+    # What to build: the missing images, plus what they require that is absent (or all, forced).
+    todo: set[str] = set()
+
+    def want(tag: str) -> None:
+        b = target.image_build(tag)
+        if b is None or tag in todo:
+            return
+        todo.add(tag)
+        for req in map(target.image_ref, b.requires):
+            if force or not _current(target, engine, req, memo):
+                want(req)
+
+    for s in missing:
+        want(target.image(s))
+    built = []
+    for b in st.images:  # stack order: requirements come first
+        tag = target.image_ref(b.tag)
+        if tag not in todo:
+            continue
+        reporter.step("build", f"building {tag} (docker build, legacy builder)")
+        args = {k: target.image_ref(v) for k, v in b.args.items()}
+        base_dir = Path(b.base_dir or Path(st.path).parent)
+        engine.build(tag, base_dir / b.context, base_dir / b.dockerfile, args,
+                     labels={SOURCE_LABEL: source_hash(target, tag, memo)})
+        built.append(tag)
+        reporter.step("build", f"built {tag}")
+    return built
+
+
+def load_archives(target: Target, directory: Path, engine: Engine, reporter: Reporter = QUIET) -> list[dict]:
+    """``docker load`` each site's official archive found in ``directory``.
+
+    Returns:
+        One entry per site with an ``image_archive``: ``{"site", "archive", "status"}`` where
+        status is ``loaded``, ``present`` (image already there) or ``missing`` (no file).
+
+    Raises:
+        UsageError: ``directory`` is not a folder. EngineError: an archive failed to load.
+    """
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: not a directory")
+    out = []
+    for s in target.stack.sites.values():
+        if not s.image_archive:
+            continue
+        f = directory / s.image_archive
+        if engine.image_exists(target.image(s)):
+            out.append({"site": s.name, "archive": str(f), "status": "present"})
+        elif not f.is_file():
+            out.append({"site": s.name, "archive": str(f), "status": "missing"})
+        else:
+            with reporter.bytes_bar(s.name, f"docker load {f.name}", f.stat().st_size) as update:
+                engine.load_archive(f, on_bytes=update)
+            reporter.step(s.name, f"loaded {target.image(s)}")
+            out.append({"site": s.name, "archive": str(f), "status": "loaded"})
+    return out
+
+
+# -- bringing sites up -------------------------------------------------------------------
+@dataclass
+class SiteUp:
+    """What ``up``/``reset`` did for one site."""
+
+    site: str
+    container: str
+    url: str
+    action: str  # created, started, kept, recreated
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return self.__dict__.copy()
+
+
+#: A ready probe counts as passed after this many passes in a row, :data:`SETTLE_GAP` seconds
+#: apart: a site whose probe flaps (GitLab's 502s while its workers restart) is not ready.
+SETTLE_PASSES = 3
+SETTLE_GAP = 0.2
+
+
+def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ...]) -> None:
+    """Retry the ready probes of the given types until each passes :data:`SETTLE_PASSES` times
+    in a row, or ``start_timeout`` ends.
+
+    Raises:
+        ContainerExited: the container stopped (with its last log lines); not retried.
+        ProbeTimeout: a probe never settled; the message names it, its last response, and
+            whether it flapped (passed sometimes, never enough times in a row).
+    """
+    name = target.container(site)
+    for probe in [p for p in probes_of(target, site, "ready") if p.type in level_types]:
+        last: list[ProbeOutcome] = []
+        # Failures before the first pass are a slow start; only those after it are flapping.
+        tally = {"streak": 0, "passed": 0, "tries": 0, "failure": ""}
+
+        def attempt() -> bool:
+            engine.assert_running(name, site.name)
+            o = run_probe(target, site, probe, engine)
+            last[:] = [o]
+            tally["tries"] += 1
+            if not o.ok and tally["passed"]:
+                tally["failure"] = o.detail
+            tally["passed"] += o.ok
+            tally["streak"] = tally["streak"] + 1 if o.ok else 0
+            return tally["streak"] >= SETTLE_PASSES
+
+        def gap(state) -> float:  # quick re-checks while it passes, backing off while it fails
+            return SETTLE_GAP if tally["streak"] else min(2.0, 0.1 * 2 ** min(state.attempt_number, 5))
+
+        try:
+            Retrying(
+                stop=stop_after_delay(site.start_timeout),
+                wait=gap,
+                retry=retry_if_result(lambda ok: not ok),
+                reraise=True,  # ContainerExited is raised at once, not retried
+            )(attempt)
+        except RetryError:
+            detail = last[0].detail if last else "no response"
+            if tally["passed"] and tally["failure"]:
+                why = (f"probe {probe.name!r} flaps: passed {tally['passed']} of {tally['tries']} tries in "
+                       f"{site.start_timeout:g} s, never {SETTLE_PASSES} in a row; last failure: {tally['failure']}")
+            elif tally["passed"]:
+                why = (f"probe {probe.name!r} started passing only at the end of the {site.start_timeout:g} s "
+                       f"({tally['streak']} pass(es) in a row, {SETTLE_PASSES} needed): raise the site's start_timeout")
+            else:
+                why = f"probe {probe.name!r} did not pass within {site.start_timeout:g} s; last response: {detail}"
+            raise ProbeTimeout(site.name, why) from None
+
+
+def make_ready(target: Target, site: Site, engine: Engine, reporter: Reporter = QUIET,
+               recreate: bool = False, *, on_remove: Callable[[Site], None]) -> SiteUp:
+    """Start one site and make it ready: run its container, post-start steps, wait on probes.
+
+    Idempotent: a running container of this instance made for the same host is kept
+    (its probes are still waited on); a stopped one is started again; ``recreate`` removes
+    it first (WebArena's own reset). ``on_remove(site)`` is called right after an old
+    container is removed (its in-container snapshot copies went with it): callers use
+    :func:`sitectl.snapshots.bring_up`, which records that in the manifests.
+
+    Raises:
+        UsageError: the running container was made for another host.
+        PortInUse, ImageMissing, ContainerExited, StepFailed, ProbeTimeout, EngineError.
+    """
+    import time
+
+    t0 = time.monotonic()
+    name = target.container(site)
+    info = engine.container(name)
+    if info is not None and not recreate:
+        if info.labels.get("sitectl.site") != site.name or info.labels.get("sitectl.instance") != str(target.instance):
+            raise UsageError(
+                f"site {site.name!r}: a container named {name!r} exists and is not this instance's "
+                "(no sitectl labels); remove it or use another --instance"
+            )
+        if info.labels.get("sitectl.host") != target.host:
+            raise UsageError(
+                f"site {site.name!r} runs for host {info.labels.get('sitectl.host')!r}, not {target.host!r}; "
+                f"use --host {info.labels.get('sitectl.host')}, or `sitectl down` then `sitectl up --host {target.host}`"
+            )
+        running = info.labels.get("sitectl.site_hosts") == "1"
+        if running != target.site_hosts:
+            flag = "--site-hosts" if running else "--no-site-hosts"
+            raise UsageError(
+                f"site {site.name!r} runs with site host names {'on' if running else 'off'}, not "
+                f"{'on' if target.site_hosts else 'off'}; use {flag}, or `sitectl down` then `sitectl up` with the other"
+            )
+    rebuilt = info is not None and info.image_id and info.image_id != engine.image_id(target.image(site))
+    if info is not None and (recreate or info.image != target.image(site) or rebuilt):
+        reporter.step(site.name, f"removing container {name}" + (" (its image was rebuilt)" if rebuilt and not recreate else ""))
+        engine.remove(name)
+        info = None
+        on_remove(site)
+    action = "kept"
+    spec = run_spec(target, site)
+    if info is None:
+        engine.check_ports_free(spec, site.name)
+        reporter.step(site.name, f"docker run {target.image(site)} as {name}")
+        engine.run(spec)
+        action = "recreated" if recreate else "created"
+    elif not info.running:
+        reporter.step(site.name, f"docker start {name}")
+        engine.start(name)
+        action = "started"
+    if action != "kept":
+        # Services inside answer (exec probes), then post-start steps, then HTTP readiness.
+        _wait(target, site, engine, ("exec",))
+        for step_name, argv, timeout in post_start_argvs(target, site):
+            reporter.step(site.name, f"post-start: {step_name}")
+            engine.exec_checked(name, argv, f"site {site.name!r} post-start step {step_name!r}", timeout)
+    reporter.step(site.name, "waiting for health probes")
+    _wait(target, site, engine, ("exec", "http"))
+    reporter.step(site.name, f"ready at {target.url(site)}")
+    return SiteUp(site.name, name, target.url(site), action, round(time.monotonic() - t0, 2))
+
+
+def recorded_host(engine: Engine, instance: int | None) -> tuple[str | None, bool | None]:
+    """The host an instance's running containers were made for and whether each site has its
+    own name under it (labels ``sitectl.host``, ``sitectl.site_hosts``); (None, None) when no
+    container of the instance runs or no engine answers (config and defaults decide then)."""
+    try:
+        for c in engine.iter_containers({"sitectl.instance": str(instance or 0)}):
+            if c.labels.get("sitectl.host"):
+                return c.labels["sitectl.host"], c.labels.get("sitectl.site_hosts") == "1"
+    except Exception:  # noqa: BLE001 - no engine: fall back to config/defaults
+        return None, None
+    return None, None
+
+
+def running_target(engine: Engine, stack: str | None = None, host: str | None = None, instance: int | None = None,
+                   data_dir: str | None = None, config: str | None = None, seed: int | None = None,
+                   scale: str | None = None, site_hosts: bool | None = None) -> Target:
+    """The :class:`~sitectl.stack.target.Target` of instance ``instance`` as it runs: the
+    options given, then the config file, then the host and site-host setting recorded on the
+    instance's running containers (:func:`recorded_host`), then the stack's defaults. The one
+    place the CLI, the Python API and the locators resolve "the target of instance N".
+
+    Raises:
+        UsageError, sitectl.errors.StackError: bad values, naming the option or file.
+    """
+    # The labels of the instance the command acts on (the config file may name it).
+    inst = instance if instance is not None else read_config(config).get("instance")
+    rec_host, rec_site_hosts = recorded_host(engine, inst)
+    return resolve_target(stack, host, instance, data_dir, config, recorded_host=rec_host, seed=seed, scale=scale,
+                          site_hosts=site_hosts, recorded_site_hosts=rec_site_hosts)

@@ -1,0 +1,134 @@
+"""Taking and deleting snapshots: every store of each site copies its state inside the site's
+container, then the manifest lists the site (:mod:`sitectl.snapshots.manifest`)."""
+from __future__ import annotations
+
+import concurrent.futures
+import datetime as dt
+import json
+import time
+
+from sitectl.version import __version__
+from sitectl.errors import SitectlError, StoreError
+from sitectl.snapshots.journal import instance_lock, wait_for_leftover_execs
+from sitectl.snapshots.manifest import (GOLDEN, MANIFESTS, forget_sites, manifest_path, read_manifest, stateful,
+                                        write_manifest)
+from sitectl.stores import check_snapshot_name
+from sitectl.stores.site import SiteStores
+from sitectl.engine.base import Engine
+from sitectl.progress import QUIET, Reporter
+from sitectl.stack.model import Site
+from sitectl.stack.target import Target
+
+
+def snapshot_site(target: Target, site: Site, name: str, engine: Engine) -> dict:
+    """Snapshot every store of one site; returns the site's manifest entry."""
+    stores = SiteStores(site, target.container(site), engine)
+    t0 = time.monotonic()
+    entry = {"stores": {}, "container": target.container(site)}
+    entry["stores"] = stores.snapshot(name)
+    entry["seconds"] = round(time.monotonic() - t0, 3)
+    return entry
+
+
+def create(target: Target, name: str, sites: list[Site], engine: Engine, reporter: Reporter = QUIET) -> dict:
+    """Snapshot ``sites`` (those with stores) as ``name``; the manifest is written last.
+
+    Raises:
+        UsageError: a bad name; StoreError: a store failed (no manifest is written).
+    """
+    check_snapshot_name(name)
+    engine.ping()
+    with instance_lock(target, f"snapshot create {name}"):
+        return take_unlocked(target, name, sites, engine, reporter)
+
+
+def take_unlocked(target: Target, name: str, sites: list[Site], engine: Engine, reporter: Reporter) -> dict:
+    """:func:`create` for a caller that holds the instance lock (a reset's re-create, in a
+    worker thread)."""
+    chosen = stateful(target, sites)
+    manifest = {"name": name, "sitectl": __version__, "stack": target.stack.name, "host": target.host,
+                "instance": target.instance, "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "sites": {}}
+    # A site's copy counts only while the manifest lists it: the sites about to be copied leave
+    # the manifest before their old copies are touched, and come back when their copy is
+    # complete. A crash or a failure in between leaves them unlisted, never half-copied and listed.
+    # A killed snapshot's copy commands may still run in the containers: never copy beside them.
+    wait_for_leftover_execs(target, chosen, engine, reporter)
+    existed = manifest_path(target, name).is_file()
+    forget_sites(target, [s.name for s in chosen], only=name)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chosen))) as pool:
+        futs = {}
+        for s in chosen:
+            reporter.step(s.name, f"snapshot {name}")
+            futs[s.name] = pool.submit(snapshot_site, target, s, name, engine)
+        concurrent.futures.wait(list(futs.values()))
+    failed = {n: f.exception() for n, f in futs.items() if f.exception() is not None}
+    manifest["sites"] = {n: f.result() for n, f in futs.items() if n not in failed}
+    with MANIFESTS:
+        old = manifest_path(target, name)
+        if old.is_file():
+            # A snapshot of some sites keeps the other sites' entries of the same name (an
+            # unreadable old manifest keeps none).
+            try:
+                prev_m = json.loads(old.read_text())
+                prev = prev_m.get("sites", {})
+                prev = prev if isinstance(prev, dict) else {}
+                gone = prev_m.get("incomplete") if isinstance(prev_m.get("incomplete"), dict) else {}
+            except (OSError, ValueError, AttributeError):
+                prev, gone = {}, {}
+            manifest["sites"] = {**{k: v for k, v in prev.items() if k not in manifest["sites"]}, **manifest["sites"]}
+            manifest["incomplete"] = {k: v for k, v in gone.items() if k not in manifest["sites"]}
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        manifest.setdefault("incomplete", {}).update(
+            {n: f"snapshot at {now} failed: {str(e).splitlines()[0][:300]}" for n, e in failed.items()})
+        if manifest["sites"] or existed:  # a new name that failed everywhere leaves no manifest
+            write_manifest(target, name, manifest)
+    if failed:
+        raise _snapshot_failed(target, name, failed, engine)
+    return manifest
+
+
+def _snapshot_failed(target: Target, name: str, failed: dict[str, BaseException], engine: Engine) -> SitectlError:
+    """Drop the partial copies of the sites whose snapshot failed (best effort) and build the
+    error: what failed, that ``name`` no longer covers those sites, and the next step."""
+    for site_name in failed:
+        site = target.stack.sites[site_name]
+        for st in SiteStores(site, target.container(site), engine):
+            try:
+                st.drop(name)
+            except SitectlError:
+                pass  # e.g. the container is gone; an unlisted copy is never used
+    lines = []
+    for site_name, e in failed.items():
+        full = "No space left on device" in str(e) or "Errcode: 28" in str(e) or "could not extend file" in str(e)
+        hint = (f"the container's disk is full (see `docker exec {target.container(target.stack.sites[site_name])} df -h`); "
+                "free space, then " if full else "then ")
+        nxt = (f"`sitectl reset --recreate {site_name}` takes golden again from the image" if name == GOLDEN
+               else f"`sitectl snapshot create {name} {site_name}`")
+        lines.append(f"  {site_name}: {e}\n    snapshot {name!r} no longer covers {site_name}; {hint}{nxt}")
+    return StoreError(f"snapshot {name!r} failed for {', '.join(failed)}:\n" + "\n".join(lines))
+
+
+def delete(target: Target, name: str, engine: Engine) -> list[str]:
+    """Drop snapshot ``name`` in every site's stores and remove its manifest."""
+    with instance_lock(target, f"snapshot delete {name}"):
+        return _delete(target, name, engine)
+
+
+def _delete(target: Target, name: str, engine: Engine) -> list[str]:
+    m = read_manifest(target, name)
+    engine.ping()
+    done = []
+    for site_name in m["sites"]:
+        site = target.stack.sites.get(site_name)
+        if site is None or engine.container(target.container(site)) is None:
+            continue
+        SiteStores(site, target.container(site), engine).drop(name)
+        done.append(site_name)
+    p = manifest_path(target, name)
+    p.unlink(missing_ok=True)
+    try:
+        p.parent.rmdir()
+    except OSError:
+        pass
+    return done

@@ -1,0 +1,184 @@
+"""One site's stores as one object: the whole detect → restore → check round trip.
+
+:class:`SiteStores` builds the site's stores (:func:`sitectl.stores.stores_for`), batches
+their requests into as few ``docker exec`` round trips as it can (every store's detection in
+one; a delta restore, the cache flushes and the closing check in one more), cuts the results
+back per store and hands the snapshots layer typed answers: :class:`SiteChanges` and the list of
+items still changed. Nothing above this module sees a raw result list.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import dataclass, field
+
+from sitectl.engine.base import Engine
+from sitectl.errors import StoreError
+from sitectl.stack.model import Site
+from sitectl.stores.base import Changes, Store
+from sitectl.stores.transport import failure, fits, run_batch
+
+
+@dataclass
+class SiteChanges:
+    """What changed in one site's stores since a snapshot.
+
+    Attributes:
+        per_store: ``(store, its Changes)`` for every store of the site, in stack order.
+    """
+
+    per_store: list[tuple[Store, Changes]] = field(default_factory=list)
+
+    @property
+    def items(self) -> list[str]:
+        """Every changed item (tables, files, keys) of every store, sorted."""
+        return sorted(i for _, c in self.per_store for i in c.items)
+
+    @property
+    def needs_full(self) -> bool:
+        """True when a store asks for a full restore of itself (``detail["full"]``: e.g. a
+        schema change that a row delta cannot undo)."""
+        return any(c.detail.get("full") for _, c in self.per_store)
+
+    def __bool__(self) -> bool:
+        return any(c for _, c in self.per_store)
+
+
+def _slices(results: list, groups: list[list]):
+    """``results`` cut into consecutive slices as long as each of ``groups``."""
+    i = 0
+    for g in groups:
+        yield results[i:i + len(g)]
+        i += len(g)
+
+
+class SiteStores:
+    """The stores of one site in one container, and their round trips.
+
+    Args:
+        site: the site (its ``stores`` entries of the stack file).
+        container: the name of the site's container.
+        engine: the engine that reaches it.
+    """
+
+    def __init__(self, site: Site, container: str, engine: Engine):
+        from sitectl.stores import stores_for  # noqa: PLC0415 - the package imports this module
+
+        self.site = site
+        self.container = container
+        self.stores: list[Store] = stores_for(site, container, engine)
+
+    def __iter__(self):
+        return iter(self.stores)
+
+    def _transport(self):
+        """The site's ``docker exec`` transport (all its stores share one), or None."""
+        return next((st.transport for st in self.stores if st.transport is not None), None)
+
+    # -- snapshots ----------------------------------------------------------------------
+    def snapshot(self, name: str) -> dict:
+        """Copy every store into snapshot ``name``; returns ``{label: manifest entry}``.
+
+        Raises:
+            StoreError, EngineError: a copy failed.
+        """
+        return {st.label: st.snapshot(name) for st in self.stores}
+
+    def drop(self, name: str) -> None:
+        """Drop snapshot ``name`` in every store (no error when absent)."""
+        for st in self.stores:
+            st.drop(name)
+
+    # -- the round trip -----------------------------------------------------------------
+    def changes(self, name: str, after_restore: bool = False) -> SiteChanges:
+        """What differs from snapshot ``name`` in each store, all asked in one round trip into
+        the site's container (queries of network sessions run on their own connections); with
+        ``after_restore``, the stores' after-restore commands (cache flushes) run first in the
+        same round trip.
+
+        Raises:
+            StoreError: a flush or a detection command failed (the message names it).
+        """
+        stores = self.stores
+        if not stores:
+            return SiteChanges()
+        pre = [a for st in stores for a in st.after_restore_requests()] if after_restore else []
+        groups = [st.detect_requests(name) for st in stores]
+        flat = [r for group in groups for r in group]
+        results = run_batch(self._transport(), pre + flat, f"{stores[0].site} changes") if pre + flat else []
+        for a, res in zip(pre, results):
+            err = failure(res)
+            if err is not None:
+                raise StoreError(f"{stores[0].site}: {a.argv[0]} failed after the restore: {err}")
+        return SiteChanges([(st, st.parse_changes(name, part))
+                            for st, part in zip(stores, _slices(results[len(pre):], groups))])
+
+    def check(self, name: str) -> list[str]:
+        """The closing check: flush the caches, then what still differs from snapshot ``name``
+        (one round trip)."""
+        return self.changes(name, after_restore=True).items
+
+    def restore(self, name: str, found: SiteChanges | None) -> list[str]:
+        """Bring every store back to snapshot ``name`` and check: only what ``found`` lists
+        (a delta; in one round trip with the flushes and the check when every store can), or
+        everything, concurrently per store, when ``found`` is None (a full restore).
+
+        Returns:
+            What is still changed afterwards ([] when the site equals the snapshot).
+
+        Raises:
+            StoreError: a restore or flush command failed (the message names it).
+        """
+        if found is not None and not found.needs_full:
+            left = self._restore_in_one_trip(name, found)
+            if left is not None:
+                return left
+        todo = ([(st, None) for st in self.stores] if found is None
+                else [(st, c) for st, c in found.per_store if c])
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+            list(pool.map(lambda sc: sc[0].restore(name, sc[1]), todo))
+        # Cache flushes and the closing check share one round trip.
+        return self.check(name)
+
+    def restore_all(self, name: str) -> list[str]:
+        """A full restore of every store, one after the other, and the closing check (the
+        escalation after a delta left something changed). Returns what is still changed."""
+        for st in self.stores:
+            st.restore(name, None)
+        return self.check(name)
+
+    def _restore_in_one_trip(self, name: str, found: SiteChanges) -> list[str] | None:
+        """Delta restore of every store, cache flushes and the closing check, in this order, in
+        one ``docker exec``. Returns what is still changed afterwards, or None when it cannot be
+        done in one trip (a store needs dependent steps, a query goes over the network, whose
+        order with the exec batch could not be kept, or the commands are too large for one
+        exec); :meth:`restore` then takes the step-by-step path.
+
+        Raises:
+            StoreError: a restore or flush command failed (the message names it).
+        """
+        stores = self.stores
+        per_store = [st.restore_requests(name, c) if c else [] for st, c in found.per_store]
+        if any(r is None for r in per_store):
+            return None
+        restore = [r for rs in per_store for r in rs]
+        flush = [a for st in stores for a in st.after_restore_requests()]
+        # The closing check looks at the changed sets (the whole detection for SQL and Redis; for
+        # folders, every entry the restore touched).
+        groups = [st.check_requests(name, c) for st, c in found.per_store]
+        reqs = restore + flush + [r for g in groups for r in g]
+        argvs = [r.argv for r in reqs]
+        if any(a is None for a in argvs) or not fits(argvs):
+            return None  # a network query, or more than one exec can carry: step by step
+        results = run_batch(self._transport(), reqs, f"{stores[0].site} restore")
+        for what, res in zip(["restore"] * len(restore) + ["flush after the restore"] * len(flush), results):
+            err = failure(res)
+            if err is not None:
+                raise StoreError(f"{stores[0].site}: {what} failed: {err}")
+        parts = _slices(results[len(restore) + len(flush):], groups)
+        return [item for (st, c), part in zip(found.per_store, parts) for item in st.parse_check(name, c, part)]
+
+    # -- proof --------------------------------------------------------------------------
+    def fingerprints(self) -> list[tuple[Store, dict[str, str]]]:
+        """``(store, full fingerprint of its live state)`` for every store that has state
+        (cache stores have none)."""
+        return [(st, st.fingerprint(None)) for st in self.stores if st.kind != "cache"]
