@@ -16,11 +16,20 @@ line (each carries the CLI's exit code in ``exit_code``).
 """
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 
 from sitectl.engine import DockerEngine
+from sitectl.errors import LoginsFailed, UsageError
 from sitectl.locators import Locators
+from sitectl.ops import checks, lifecycle
+from sitectl.ops import login as loginmod
+from sitectl.ops.envvars import env_vars
+from sitectl.ops.prepare import prepare
+from sitectl.ops.reset import reset
 from sitectl.progress import QUIET, Reporter
+from sitectl.sites.containers import running_target
 from sitectl.stack.target import Target
 
 
@@ -41,7 +50,6 @@ class Environment:
     def __init__(self, stack: str | None = None, host: str | None = None, instance: int | None = None,
                  site_hosts: bool | None = None, seed: int | None = None, scale: str | None = None,
                  data_dir: str | None = None, config: str | None = None, reporter: Reporter = QUIET):
-        from sitectl.sites.containers import running_target
 
         self.engine = DockerEngine()
         self.target: Target = running_target(self.engine, stack, host, instance, data_dir, config, seed=seed,
@@ -56,14 +64,12 @@ class Environment:
     def up(self, sites: list[str] | None = None, build: bool = True) -> list[dict]:
         """Bring ``sites`` (default all) up, health-checked, taking the golden snapshot of new
         containers. Returns one ``{"site", "container", "action", "url", "seconds"}`` per site."""
-        from sitectl.ops import lifecycle
 
         rows = lifecycle.up(self.target, self._sites(sites), self.engine, self.reporter, build=build)
         return [r.as_dict() for r in rows]
 
     def down(self) -> list[str]:
         """Remove the instance's containers and network; returns the removed container names."""
-        from sitectl.ops import lifecycle
 
         return lifecycle.down(self.target, self.engine)
 
@@ -77,7 +83,6 @@ class Environment:
             sitectl.snapshots.journal.InstanceBusy: ``wait`` False (or a number of seconds passed)
                 while another process changes this instance.
         """
-        from sitectl.ops.reset import reset
 
         res = reset(self.target, self._sites(sites, default_mutable=True), self.engine, full=full,
                     reporter=self.reporter, wait=wait)
@@ -87,7 +92,6 @@ class Environment:
         """Probe ``sites`` (default all): database, login page, logged-in page; with ``deep``
         also compare every store's fingerprints with the golden snapshot. Returns ``{"ok",
         "results": [...], "state": [...] (deep)}``; never raises on a failed probe."""
-        from sitectl.ops import checks
 
         return checks.verify_report(self.target, self._sites(sites), self.engine, deep, reporter=self.reporter)
 
@@ -99,7 +103,6 @@ class Environment:
 
     def env(self, fmt: str = "webarena") -> dict[str, str]:
         """WebArena's (``webarena``) or BrowserGym's (``browsergym``, ``WA_*``) variables."""
-        from sitectl.ops.envvars import env_vars
 
         return env_vars(self.target, fmt)
 
@@ -113,10 +116,6 @@ class Environment:
             sitectl.errors.UsageError: no login or no account of ``role`` for a site, or a
                 combination whose cookies collide (the forum with a shop on one host name).
         """
-        import tempfile
-
-        from sitectl.errors import LoginsFailed, UsageError
-        from sitectl.ops import login as loginmod
 
         names = [site] if isinstance(site, str) else list(site)
         with tempfile.TemporaryDirectory() as tmp:
@@ -132,7 +131,6 @@ class Environment:
                 reasons = [p["reason"] for p in res["skipped_pairs"]]
                 raise UsageError(f"no storage state for {'+'.join(names)}" + (f": {reasons[0]}" if reasons else
                                  " (WebArena makes single sites and pairs only)"))
-            import json
 
             return json.loads(Path(path).read_text())
 
@@ -145,7 +143,6 @@ class Environment:
                 reset: bool = True) -> dict:
         """:func:`sitectl.ops.prepare.prepare` for one task (a dict of WebArena's task file)
         or a list of them; returns its result (configs written under ``out``)."""
-        from sitectl.ops.prepare import prepare
 
         tasks = [task] if isinstance(task, dict) else list(task)
         return prepare(self.target, tasks, Path(out), dry_run=dry_run, reset=reset, engine=self.engine,

@@ -29,11 +29,14 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from urllib.parse import quote, urlparse
+from urllib.parse import quote, urlparse, urlsplit
 
 from sitectl import http
 from sitectl.errors import LocatorError, SitectlError, UsageError
 from sitectl.stack import Account
+from sitectl.stack.target import PORT_STEP, resolve_target
+from sitectl.stores import sql_session_of
+from sitectl.stores.literals import m_value, pg_value, q_ident
 
 #: GitLab's access levels (``Gitlab::Access``; contract-postmill-gitlab-map.md §GitLab).
 GITLAB_ROLES = {5: "Minimal Access", 10: "Guest", 20: "Reporter", 30: "Developer", 40: "Maintainer", 50: "Owner"}
@@ -213,18 +216,16 @@ class Locators:
         """Rows of a one-column JSON query against ``site``'s first SQL store."""
         if self.target is None:
             raise UsageError(f"direct-state locators need the instance the URLs belong to: {self.no_target_reason}")
-        from sitectl.engine import DockerEngine
-        from sitectl.stores import session_for
-        from sitectl.stores.transport import ExecTransport
+        from sitectl.engine import DockerEngine  # noqa: PLC0415 - python-on-whales only for direct-state reads
 
         t = self.target
         s = t.stack.sites.get(site)
-        store = next((x for x in (s.stores if s else []) if x.kind in ("mysql", "postgres")), None)
-        if store is None:
+        found = sql_session_of(s, t.container(s), DockerEngine()) if s is not None else None
+        if found is None:
             raise UsageError(f"site {site!r} has no SQL store in stack {t.stack.name!r}")
-        sess = session_for(s, store, ExecTransport(DockerEngine(), t.container(s), site))
+        sess, database = found
         if sess.dialect == "mysql":  # the stores name tables with their schema; these queries do not
-            sql = f"USE `{store.database}`;\n{sql}"
+            sql = f"USE {q_ident(database)};\n{sql}"
         try:
             rows = sess.query(sql, what)
         except SitectlError as e:
@@ -235,8 +236,6 @@ class Locators:
             raise LocatorError(f"{site}: {what}: unreadable answer from the database: {e}") from None
 
     def _shop_literal(self, v: str) -> str:
-        from sitectl.stores.mysql import m_value
-
         return m_value(v)
 
     def shopping_latest_order(self, customer_email: str | None = None) -> dict | None:
@@ -301,8 +300,6 @@ class Locators:
         Raises:
             LocatorError: no such project.
         """
-        from sitectl.stores.postgres import pg_value
-
         path = pg_value(project_path.strip("/"))
         rows = self._rows("gitlab", f"""
             WITH p AS (SELECT pr.id, pr.namespace_id FROM projects pr JOIN routes r ON r.source_type = 'Project'
@@ -363,9 +360,6 @@ def _target_for_urls(urls: dict[str, str], instance: str | None):
     config file or defaults): instance ``SITECTL_INSTANCE`` when set, else the one the
     shop's, forum's or GitLab's port names (declared port + 100 x N). Returns (target, None),
     or (None, why) when there is none or its URLs differ from ``urls``."""
-    from urllib.parse import urlsplit
-
-    from sitectl.stack.target import PORT_STEP, resolve_target
 
     try:
         base = resolve_target()
@@ -383,8 +377,8 @@ def _target_for_urls(urls: dict[str, str], instance: str | None):
                         break
             if n is None:
                 return None, "no site URL in the environment names a port of the stack (set SITECTL_INSTANCE)"
-        from sitectl.engine import DockerEngine
-        from sitectl.sites.containers import running_target
+        from sitectl.engine import DockerEngine  # noqa: PLC0415 - python-on-whales only when an instance is resolved
+        from sitectl.sites.containers import running_target  # noqa: PLC0415 - see above
 
         target = running_target(DockerEngine(), instance=n)
     except (SitectlError, ValueError) as e:

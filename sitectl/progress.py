@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 from rich.console import Console
 
@@ -32,9 +33,8 @@ class Reporter:
 
     def bytes_bar(self, site: str, label: str, total: int):
         """A context manager yielding ``update(done_bytes)`` that draws a transfer bar."""
-        from contextlib import contextmanager
 
-        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn  # noqa: PLC0415 - slow third-party module, only for byte bars
 
         @contextmanager
         def bar():

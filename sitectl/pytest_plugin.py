@@ -60,7 +60,7 @@ class PreparedSites:
 @pytest.fixture(scope="session")
 def sitectl_env(pytestconfig):
     """The session's :class:`sitectl.Environment` (options ``--sitectl-*``)."""
-    from sitectl import Environment
+    from sitectl import Environment  # noqa: PLC0415 - pytest loads this plugin in every session: nothing heavy until a fixture runs
 
     return Environment(stack=pytestconfig.getoption("sitectl_stack"),
                        instance=pytestconfig.getoption("sitectl_instance"),
@@ -71,7 +71,7 @@ def sitectl_env(pytestconfig):
 def sitectl_sites(request, sitectl_env, tmp_path) -> PreparedSites:
     """Reset the sites named by ``@pytest.mark.sitectl_sites(...)`` (the mutable ones) and log
     them in together; a test without the marker gets a usage error."""
-    from sitectl.ops import login as loginmod
+    from sitectl.ops import login as loginmod  # noqa: PLC0415 - see above
 
     marker = request.node.get_closest_marker("sitectl_sites")
     if marker is None or not marker.args:
@@ -83,7 +83,7 @@ def sitectl_sites(request, sitectl_env, tmp_path) -> PreparedSites:
     rows = sitectl_env.reset(mutable) if mutable else []
     # Only sites with a login get one (WebArena's map and wiki have none: gitlab+wikipedia tasks
     # use gitlab's state); with none the state is None.
-    from sitectl.sites.base import DRIVERS
+    from sitectl.sites.base import DRIVERS  # noqa: PLC0415 - see above
 
     login = [s for s in sites if s in stack.sites and DRIVERS[stack.sites[s].kind.value].has_login
              and role in stack.sites[s].accounts]

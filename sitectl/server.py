@@ -35,6 +35,7 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+from sitectl.errors import SitectlError
 from sitectl.ops.envvars import env_vars
 from sitectl.ops.pool import LeaseError, Pool
 
@@ -228,7 +229,6 @@ class Handler(BaseHTTPRequestHandler):
         except LeaseError as e:
             return self._send(404, {"error": str(e)})
         except Exception as e:  # noqa: BLE001 - a bad request must not kill the server thread
-            from sitectl.errors import SitectlError
 
             return self._send(400 if isinstance(e, SitectlError) else 500, {"error": str(e)})
         return self._send(404, {"error": f"no such endpoint: POST {path}"})

@@ -14,7 +14,7 @@ __all__ = ["ContainerInfo", "DockerEngine", "Engine", "RunSpec", "format_argv", 
 
 def __getattr__(name: str):
     if name == "DockerEngine":
-        from sitectl.engine.docker import DockerEngine
+        from sitectl.engine.docker import DockerEngine  # noqa: PLC0415 - lazy: python-on-whales costs ~0.13 s at start-up
 
         return DockerEngine
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

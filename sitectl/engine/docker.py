@@ -16,6 +16,7 @@ from python_on_whales.exceptions import DockerException, NoSuchContainer
 from sitectl.engine.base import ContainerInfo, Engine, RunSpec
 from sitectl.errors import EngineError, ImageMissing, PortInUse
 
+
 class DockerEngine(Engine):
     """The local (or ``DOCKER_HOST``) Docker engine, reached through python-on-whales.
 

@@ -18,8 +18,10 @@ long syntax with ``mode: host``).
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -32,7 +34,7 @@ from python_on_whales.exceptions import DockerException, NoSuchContainer
 
 from sitectl.engine.base import Adopted, ContainerInfo, Engine, RunSpec
 from sitectl.engine.docker import DockerEngine, _one_line
-from sitectl.errors import EngineError, ImageMissing
+from sitectl.errors import ContainerExited, EngineError, ImageMissing
 
 #: Container label Swarm puts on every task container: the service's full name.
 SERVICE_LABEL = "com.docker.swarm.service.name"
@@ -207,7 +209,6 @@ class TaskEngine(DockerEngine):
 
     def assert_running(self, name: str, site: str) -> None:
         if name in self.services and self._real(name) is None:
-            from sitectl.errors import ContainerExited
 
             raise ContainerExited(f"site {site!r}: {self._no_task(name)}")
         super().assert_running(self._real(name), site)
@@ -242,7 +243,6 @@ def _stdout_to_stderr():
     """Send stdout to stderr for the block: file descriptor 1 (a child process inherits it)
     and ``sys.stdout`` (python-on-whales 0.7x ``print``s a secret's reference when it reads
     one)."""
-    import sys
 
     with _STDOUT_LOCK:
         sys.stdout.flush()
@@ -438,7 +438,6 @@ def copy_images(src: Engine, dsts: list[Engine], tags: list[str], on_node=None) 
         ImageMissing: a tag is not on ``src``; EngineError: the save or a load failed (every
             failed destination is named).
     """
-    import concurrent.futures
 
     ids = {}
     for tag in tags:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import concurrent.futures
 
+from sitectl import snapshots
 from sitectl.engine import Engine
 from sitectl.errors import VerifyFailed
-from sitectl.sites.probes import ProbeOutcome, probes_of, run_probe, run_probe_checked
 from sitectl.progress import QUIET, Reporter
+from sitectl.sites.probes import ProbeOutcome, probes_of, run_probe, run_probe_checked
 from sitectl.stack import Site
 from sitectl.stack.target import Target
 
@@ -92,7 +93,6 @@ def verify_report(target: Target, sites: list[Site], engine: Engine, deep: bool 
     Raises:
         UsageError: ``snapshot`` does not exist (deep); EngineError: no engine.
     """
-    from sitectl import snapshots
 
     recovered = snapshots.recover_pending(target, engine, reporter)
     states = snapshots.verify_deep(target, sites, engine, snapshot or snapshots.GOLDEN) if deep else []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sitectl.engine import Engine
 from sitectl.errors import UsageError
+from sitectl.ops import checks
 from sitectl.stack.target import Target, resolve_target
 
 
@@ -53,7 +54,6 @@ def parse_instances(spec: str) -> list[int]:
 def list_instances(base: Target, engine: Engine, health: bool = True) -> list[dict]:
     """One row per instance on the engine: ``{"instance", "stack", "host", "site_hosts",
     "containers", "sites": [{"site", "state", "healthy", "url"}], "healthy"}``."""
-    from sitectl.ops import checks
 
     rows = []
     for n, found in running_instances(engine).items():

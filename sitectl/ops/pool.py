@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 from sitectl.engine import Engine
 from sitectl.errors import LeaseError, SitectlError
+from sitectl.ops import checks
+from sitectl.ops.reset import reset
 from sitectl.stack.target import Target
 
 
@@ -82,7 +84,6 @@ HEALTH_TTL = 5.0
 def default_reset(target: Target, sites: list[str] | None, full: bool, engine: Engine) -> dict:
     """Reset ``sites`` of ``target`` (default: its mutable sites) to golden and rebuild the
     storage states ``sitectl login`` recorded; returns ``{"sites": [...], "logins": [...]}``."""
-    from sitectl.ops.reset import reset
 
     chosen = target.stack.reset_sites(sites)
     # A bounded wait for the instance lock: a stuck holder fails this reset instead of the pool.
@@ -300,7 +301,6 @@ class Pool:
         """``{"instances": [{"instance", "state", "lease", "last_reset", "resets", "error",
         "urls", "sites" (with ``health``: per site ``{"state", "healthy", "detail"}``, at most
         :data:`HEALTH_TTL` s old, its age in ``health_age_s``)}]}``."""
-        from sitectl.ops import checks
 
         now = self.clock()
         with self._lock:

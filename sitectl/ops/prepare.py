@@ -16,8 +16,9 @@ from urllib.parse import urljoin, urlsplit
 
 from sitectl import http
 from sitectl.engine import DockerEngine, Engine
-from sitectl.errors import PreflightFailed, UsageError
+from sitectl.errors import LoginsFailed, PreflightFailed, UsageError
 from sitectl.ops import login as loginmod
+from sitectl.ops.login import pairs_for
 from sitectl.ops.reset import reset as reset_op
 from sitectl.ops.tasks import EVAL_TIME_TOKENS, MULTI_TAB, WEBARENA_ORDER, site_comb_from_state_path, substitute
 from sitectl.progress import QUIET, Reporter
@@ -119,7 +120,6 @@ def preflight(target: Target, task: dict, urls: dict[str, str | None], probe: bo
         if len(comb) > 2:
             problems.append(f"{where}: storage_state {st}: WebArena's states are one site or a pair")
         elif len(comb) == 2:
-            from sitectl.ops.login import pairs_for
 
             known = {tuple(sorted(p)): why for p, why in pairs_for(target)}
             why = known.get(tuple(sorted(comb)), "not a pair WebArena makes")
@@ -235,7 +235,6 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
         made = {Path(f["file"]).name for f in res["files"]}
         missing = [c for c in combos if c not in made]
         if missing:
-            from sitectl.errors import LoginsFailed
 
             skipped = [f"{'.'.join(p['pair'])}: {p['reason']}" for p in res["skipped_pairs"]]
             raise LoginsFailed.from_result(res, f"storage state not made: {', '.join(missing)}", skipped)

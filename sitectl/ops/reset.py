@@ -3,7 +3,11 @@ to golden, then the storage states ``sitectl login`` recorded rebuilt where the 
 their server-side sessions."""
 from __future__ import annotations
 
+from sitectl import snapshots
 from sitectl.engine import Engine
+from sitectl.errors import UsageError
+from sitectl.ops import lifecycle
+from sitectl.ops import login as loginmod
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
 from sitectl.stack.target import Target
@@ -28,10 +32,6 @@ def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False,
         UsageError: ``full`` and ``recreate`` together; InstanceBusy, StoreError, EngineError:
         see the functions named above.
     """
-    from sitectl.errors import UsageError
-    from sitectl import snapshots
-    from sitectl.ops import lifecycle
-    from sitectl.ops import login as loginmod
 
     if full and recreate:
         raise UsageError("give --full or --recreate, not both")

@@ -9,6 +9,7 @@ replicas, because the replicas reproduce the real login forms (see ``docs/contra
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import ClassVar
 from urllib.parse import urlsplit
@@ -127,7 +128,6 @@ class SiteDriver:
             :class:`SessionCheck` with ``state`` ``logged_in``, ``logged_out`` or ``unhealthy``
             and one line per try in ``tries``.
         """
-        import time
 
         tries: list[str] = []
         path = self.probe_path(account)

@@ -7,7 +7,9 @@ is removed.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +54,6 @@ SOURCE_LABEL = "sitectl.source"
 def source_hash(target: Target, tag: str, _memo: dict | None = None) -> str:
     """SHA-256 of what image ``tag`` is built from: its ``inputs`` files (paths and contents,
     ``__pycache__`` skipped), its build args, and the source hashes of the images it requires."""
-    import hashlib
 
     memo = {} if _memo is None else _memo
     if tag in memo:
@@ -248,7 +249,6 @@ def make_ready(target: Target, site: Site, engine: Engine, reporter: Reporter = 
         UsageError: the running container was made for another host.
         PortInUse, ImageMissing, ContainerExited, StepFailed, ProbeTimeout, EngineError.
     """
-    import time
 
     t0 = time.monotonic()
     name = target.container(site)

@@ -1,6 +1,7 @@
 """Run the health probes of ``healthchecks/<kind>.yaml`` against one site."""
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 from urllib.parse import urljoin, urlsplit
 
@@ -91,7 +92,6 @@ def run_probe_checked(target: Target, site: Site, probe: Probe, engine: Engine |
     next step. One pass is taken at its word, so a site that flaps can pass one ``verify`` when
     each probe's single try happens to pass; ``up`` and the readiness wait after a re-create
     need passes in a row (:data:`sitectl.ops.lifecycle.SETTLE_PASSES`)."""
-    import time
 
     first = run_probe(target, site, probe, engine)
     if first.ok or tries <= 1:

@@ -19,8 +19,14 @@ from __future__ import annotations
 
 from sitectl.snapshots.archive import export, import_
 from sitectl.snapshots.containers import bring_up
-from sitectl.snapshots.manifest import (GOLDEN, forget_sites, list_snapshots, manifest_path, read_manifest,
-                                        write_manifest)
+from sitectl.snapshots.manifest import (
+                                        GOLDEN,
+                                        forget_sites,
+                                        list_snapshots,
+                                        manifest_path,
+                                        read_manifest,
+                                        write_manifest,
+)
 from sitectl.snapshots.reset import SiteReset, recover, recover_pending, reset, reset_site
 from sitectl.snapshots.take import create, delete, snapshot_site
 from sitectl.snapshots.verify import verify_deep

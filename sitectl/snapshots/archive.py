@@ -2,18 +2,23 @@
 checks every member and digest before anything is changed, then loads it."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import shutil
+import tarfile
+import tempfile
+import uuid
 from pathlib import Path
 
+from sitectl.engine.base import Engine
 from sitectl.errors import SitectlError, StoreError, UsageError
+from sitectl.progress import QUIET, Reporter
 from sitectl.snapshots.journal import instance_lock
 from sitectl.snapshots.manifest import manifest_path, read_manifest, write_manifest
-from sitectl.stores import check_snapshot_name, stores_for
-from sitectl.engine.base import Engine
-from sitectl.progress import QUIET, Reporter
 from sitectl.stack.target import Target
+from sitectl.stores import check_snapshot_name, stores_for
 
 ARCHIVE_FORMAT = 2  # 2: a PostgreSQL payload is one pg_dump archive (its schema text inside)
 _SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
@@ -29,11 +34,6 @@ def export(target: Target, name: str, path: Path, engine: Engine, reporter: Repo
         UsageError: unknown snapshot; EngineError/StoreError: a dump or copy failed (no archive
         is left behind: it is written to a temporary name and renamed at the end).
     """
-    import hashlib
-    import shutil
-    import tarfile
-    import tempfile
-    import uuid
 
     m = read_manifest(target, name)
     if not path.parent.is_dir():
@@ -90,7 +90,6 @@ def _check_archive(tar, target: Target) -> dict:
     a missing or malformed manifest, another format or stack, unknown sites, a payload file
     missing, extra or not matching its recorded SHA-256 or size.
     """
-    import hashlib
 
     members = tar.getmembers()
     names = set()
@@ -171,9 +170,6 @@ def import_(target: Target, path: Path, engine: Engine, name: str | None = None,
 
 
 def _import(target: Target, path: Path, engine: Engine, name: str | None, reporter: Reporter) -> dict:
-    import tarfile
-    import tempfile
-    import uuid
 
     if not path.is_file():
         raise UsageError(f"{path}: no such archive")
@@ -237,7 +233,6 @@ def _import(target: Target, path: Path, engine: Engine, name: str | None, report
                     pass
             raise
         finally:
-            import shutil
 
             shutil.rmtree(work, ignore_errors=True)
     manifest = {k: v for k, v in m.items() if k not in ("payload", "format")}

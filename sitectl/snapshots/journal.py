@@ -22,9 +22,8 @@ import datetime as dt
 import json
 import os
 import threading
-from pathlib import Path
-
 import time
+from pathlib import Path
 
 from filelock import FileLock, Timeout
 
@@ -34,7 +33,6 @@ from sitectl.paths import instance_dir
 from sitectl.progress import Reporter
 from sitectl.stack.model import Site
 from sitectl.stack.target import Target
-
 
 _locks: dict[str, FileLock] = {}
 _guard = threading.Lock()

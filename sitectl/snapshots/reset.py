@@ -16,8 +16,7 @@ from sitectl.errors import EngineGone, SitectlError, StoreError, UsageError
 from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
 from sitectl.snapshots.containers import bring_up
-from sitectl.snapshots.journal import (clear_journal, instance_lock, read_journal, wait_for_leftover_execs,
-                                       write_journal)
+from sitectl.snapshots.journal import clear_journal, instance_lock, read_journal, wait_for_leftover_execs, write_journal
 from sitectl.snapshots.manifest import GOLDEN, check_covered, manifest_path, read_manifest, stateful
 from sitectl.snapshots.take import take_unlocked
 from sitectl.stack.model import Site

@@ -7,17 +7,24 @@ import datetime as dt
 import json
 import time
 
-from sitectl.version import __version__
-from sitectl.errors import SitectlError, StoreError
-from sitectl.snapshots.journal import instance_lock, wait_for_leftover_execs
-from sitectl.snapshots.manifest import (GOLDEN, MANIFESTS, forget_sites, manifest_path, read_manifest, stateful,
-                                        write_manifest)
-from sitectl.stores import check_snapshot_name
-from sitectl.stores.site import SiteStores
 from sitectl.engine.base import Engine
+from sitectl.errors import SitectlError, StoreError
 from sitectl.progress import QUIET, Reporter
+from sitectl.snapshots.journal import instance_lock, wait_for_leftover_execs
+from sitectl.snapshots.manifest import (
+    GOLDEN,
+    MANIFESTS,
+    forget_sites,
+    manifest_path,
+    read_manifest,
+    stateful,
+    write_manifest,
+)
 from sitectl.stack.model import Site
 from sitectl.stack.target import Target
+from sitectl.stores import check_snapshot_name
+from sitectl.stores.site import SiteStores
+from sitectl.version import __version__
 
 
 def snapshot_site(target: Target, site: Site, name: str, engine: Engine) -> dict:

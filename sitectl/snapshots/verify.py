@@ -1,11 +1,11 @@
 """``verify --deep``: the live state's full fingerprints against a snapshot's manifest."""
 from __future__ import annotations
 
-from sitectl.snapshots.manifest import GOLDEN, read_manifest, stateful
-from sitectl.stores import stores_for
 from sitectl.engine.base import Engine
+from sitectl.snapshots.manifest import GOLDEN, read_manifest, stateful
 from sitectl.stack.model import Site
 from sitectl.stack.target import Target
+from sitectl.stores import stores_for
 
 
 def verify_deep(target: Target, sites: list[Site], engine: Engine, name: str = GOLDEN) -> list[dict]:

@@ -10,8 +10,7 @@ from sitectl.stores.files import FilesStore
 from sitectl.stores.mysql import MysqlStore
 from sitectl.stores.postgres import PostgresStore
 from sitectl.stores.redis import RedisStore
-from sitectl.stores.sql import (Endpoint, MysqlExec, MysqlNetwork, PostgresExec, PostgresNetwork, SqlResult,
-                                SqlSession)
+from sitectl.stores.sql import Endpoint, MysqlExec, MysqlNetwork, PostgresExec, PostgresNetwork, SqlResult, SqlSession
 from sitectl.stores.transport import ExecTransport
 
 
@@ -23,6 +22,16 @@ def session_for(site: Site, store, transport: ExecTransport) -> SqlSession:
         ep = Endpoint(c.host, c.port, c.user, c.password_env)
         return (MysqlNetwork if store.kind == "mysql" else PostgresNetwork)(site.name, store.database, ep)
     return (MysqlExec if store.kind == "mysql" else PostgresExec)(site.name, store.database, transport, store.client)
+
+
+def sql_session_of(site: Site, container: str, engine: Engine) -> tuple[SqlSession, str] | None:
+    """The SQL session of ``site``'s first ``mysql`` or ``postgres`` store and that store's
+    database name (for readers outside the stores, such as the direct-state locators), or None
+    when the site has no SQL store."""
+    store = next((x for x in site.stores if x.kind in ("mysql", "postgres")), None)
+    if store is None:
+        return None
+    return session_for(site, store, ExecTransport(engine, container, site.name)), store.database
 
 
 def stores_for(site: Site, container: str, engine: Engine) -> list[Store]:
@@ -47,4 +56,4 @@ def stores_for(site: Site, container: str, engine: Engine) -> list[Store]:
 
 __all__ = ["Changes", "Endpoint", "MysqlExec", "MysqlNetwork", "MysqlStore", "PostgresExec", "PostgresNetwork",
            "PostgresStore", "SqlResult", "SqlSession", "Store", "StoreError", "check_snapshot_name", "session_for",
-           "stores_for"]
+           "sql_session_of", "stores_for"]

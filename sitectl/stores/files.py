@@ -140,8 +140,8 @@ class FilesStore(Store):
         listing entry of each changed entry and folder) from the ``comm -3`` output of
         :data:`LIST_SH`. A deleted folder's content is missing too, so it is listed among the
         changed entries."""
-        live_only = _parse_listing("\n".join(l for l in out_lines(out) if not l.startswith("\t")))
-        base_only = _parse_listing("\n".join(l[1:] for l in out_lines(out) if l.startswith("\t")))
+        live_only = _parse_listing("\n".join(ln for ln in out_lines(out) if not ln.startswith("\t")))
+        base_only = _parse_listing("\n".join(ln[1:] for ln in out_lines(out) if ln.startswith("\t")))
         dirs = sorted(r for r, v in base_only.items() if v[0] == "d" and live_only.get(r, ("",))[0] == "d")
         changed = sorted(r for r in base_only if r not in dirs)
         # The folder itself ("") is listed for its own mode, owner and time; it is never
@@ -208,7 +208,7 @@ class FilesStore(Store):
             if rc != 0:
                 return [f"{self.label}: check failed (exit code {rc}): {out.strip()[-200:]}"]
             live.setdefault(i, {}).update(
-                _parse_listing("\n".join(l.replace("\t./", "\t", 1) for l in out_lines(out))))
+                _parse_listing("\n".join(ln.replace("\t./", "\t", 1) for ln in out_lines(out))))
         left = []
         for i, d in changes.detail.items():
             p, seen = self.paths[int(i)], live.get(int(i), {})

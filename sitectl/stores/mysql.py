@@ -23,43 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 
 from sitectl.stores.base import Changes, Store, StoreError
+from sitectl.stores.literals import m_value, q_ident
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
 
 TRACK_DB = "sitectl"
 MAX_KEYS_PER_TABLE = 2000  # above this a table is restored whole (one statement stays small)
-
-
-def q_ident(name: str) -> str:
-    """Quote an identifier with backticks."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def q_value(v) -> str:
-    """A SQL literal for a value read back from JSON (numbers, strings, null)."""
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    s = str(v).replace("\\", "\\\\").replace("'", "\\'").replace("\0", "\\0")
-    return f"'{s}'"
-
-
-_RISKY = re.compile(r"[\n\r'\"\\;\x00]|delimiter", re.I)
-
-
-def m_value(v) -> str:
-    """A MariaDB/MySQL literal as the stores send it: :func:`q_value`, except that a string
-    holding a newline, a quote, a backslash, ``;`` or the word ``delimiter`` is sent as
-    ``CONVERT(X'...' USING utf8mb4)`` (character semantics, the column's collation), so no
-    client that splits scripts itself (Connector/Python) can misread it."""
-    if isinstance(v, str) and _RISKY.search(v):
-        return f"CONVERT(X'{v.encode().hex()}' USING utf8mb4)" if v else "''"
-    return q_value(v)
 
 
 def _trigger_name(table: str, ev: str) -> str:

@@ -23,10 +23,11 @@ PostgreSQL docs on triggers, ``session_replication_role`` and sequence functions
 """
 from __future__ import annotations
 
+import json
 import uuid
 
 from sitectl.stores.base import Changes, Store, StoreError
-from sitectl.stores.mysql import q_value
+from sitectl.stores.literals import pg_value, q_value
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
 
 MAX_KEYS_PER_TABLE = 5000
@@ -101,13 +102,6 @@ FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = 'S' AND {_APP_SCHEMAS} ORDER BY 1"""
 
 
-def pg_value(v) -> str:
-    """A PostgreSQL literal: strings as ``E'...'`` (backslash escapes, whatever
-    ``standard_conforming_strings`` is), numbers and NULL as they are."""
-    lit = q_value(v)
-    return "E" + lit if lit.startswith("'") else lit
-
-
 def _group(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for k, v in pairs:
@@ -119,7 +113,6 @@ def _literal_keys(keys: list[str] | None, cols: list[list[str]]) -> str | None:
     """The logged keys of one table as SQL literals cast to the key columns' types
     (``'5'::bigint`` or ``('a'::text, '2'::integer)``), or None when they are not all there
     or a TRUNCATE was logged (``null``)."""
-    import json
 
     if not keys or "null" in keys:
         return None

@@ -25,11 +25,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
+import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from sitectl.stores.base import StoreError
-from sitectl.stores.transport import out_lines
+from sitectl.errors import StoreError
+from sitectl.stores.literals import m_value, pg_value
+from sitectl.stores.transport import budget_chunks, out_lines
 
 #: Folder inside the container where dumps are staged.
 STAGE = "/var/lib/sitectl/stage"
@@ -106,6 +109,11 @@ class SqlSession(ABC):
 
     dialect = ""
 
+    def literal(self, value) -> str:
+        """``value`` (a string, number, bool or None) as a SQL literal of this session's dialect
+        (:func:`sitectl.stores.literals.m_value` or :func:`~sitectl.stores.literals.pg_value`)."""
+        return m_value(value) if self.dialect == "mysql" else pg_value(value)
+
     def __init__(self, site: str, database: str):
         self.site = site
         self.database = database
@@ -126,7 +134,6 @@ class SqlSession(ABC):
     def query_chunks(self, stmts: list[str], what: str, prelude: str = "") -> None:
         """Run ``stmts`` in as few calls as possible, each text (``prelude``, e.g. session
         settings, first) under :data:`SQL_BUDGET` bytes."""
-        from sitectl.stores.transport import budget_chunks
 
         for chunk in budget_chunks(stmts, SQL_BUDGET, len(prelude.encode())):
             self.query(prelude + "\n".join(chunk), what)
@@ -239,7 +246,6 @@ class PostgresExec(_ExecSession):
         self.transport.run([*self._tool("pg_dump"), *args, "-f", out, self.database], what)
 
     def dump_into_table(self, args: list[str], table: str, what: str) -> None:
-        import uuid
 
         path = f"{STAGE}/{uuid.uuid4().hex}.sql"
         self.transport.run(["mkdir", "-p", STAGE], what)
@@ -331,7 +337,7 @@ class MysqlNetwork(SqlSession):
         self.where = f"mysql://{endpoint.user}@{endpoint.host}:{endpoint.port}"
 
     def _connect(self):
-        import mysql.connector
+        import mysql.connector  # noqa: PLC0415 - slow third-party module, only for network sessions
 
         e = self.endpoint
         try:
@@ -341,7 +347,7 @@ class MysqlNetwork(SqlSession):
             raise StoreError(f"{self.site}: cannot connect to {self.where}: {err}") from None
 
     def query(self, sql: str, what: str, timeout: float = 600) -> list[list[str | None]]:
-        import mysql.connector
+        import mysql.connector  # noqa: PLC0415 - slow third-party module, only for network sessions
 
         cnx = self._connect()
         try:
@@ -394,7 +400,7 @@ class PostgresNetwork(SqlSession):
         self.where = f"postgresql://{endpoint.user}@{endpoint.host}:{endpoint.port}/{database}"
 
     def _connect(self):
-        import psycopg
+        import psycopg  # noqa: PLC0415 - slow third-party module, only for network sessions
 
         e = self.endpoint
         try:
@@ -404,7 +410,7 @@ class PostgresNetwork(SqlSession):
             raise StoreError(f"{self.site}: cannot connect to {self.where}: {err}") from None
 
     def query(self, sql: str, what: str, timeout: float = 600) -> list[list[str | None]]:
-        import psycopg
+        import psycopg  # noqa: PLC0415 - slow third-party module, only for network sessions
 
         with self._connect() as conn:
             try:
@@ -443,9 +449,8 @@ class PostgresNetwork(SqlSession):
                              f"server is {server}; install the server's major version of the client tools")
 
     def dump_into_table(self, args: list[str], table: str, what: str) -> None:
-        import tempfile
 
-        import psycopg
+        import psycopg  # noqa: PLC0415 - slow third-party module, only for network sessions
 
         self._check_pg_dump(what)
         with tempfile.TemporaryDirectory(prefix="sitectl-") as d:
