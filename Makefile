@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STACK  ?= mini
 
-.PHONY: up test install engine browser webarena-client down clean-images
+.PHONY: up test lint install engine browser busybox webarena-client down clean-images
 
 $(BIN)/sitectl: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { apt-get update -q && apt-get install -y -q python3; }
@@ -26,6 +26,10 @@ up: install engine
 # Playwright browser download works here; the test points executable_path at it).
 browser:
 	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+# BusyBox: the real Alpine-based images' shell; tests/stores runs the exec batch script under it.
+busybox:
+	@test -x /bin/busybox || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q busybox; }
 
 # WebArena's and BrowserGym's own clients, unmodified, in their own venv (libwebarena pulls
 # transformers & co.; browsergym-webarena 0.14.3 pins libwebarena 0.0.4 and Playwright 1.44),
@@ -54,9 +58,14 @@ $(PUNKT_TAB): $(WEBARENA_STAMP) scripts/make-punkt-tab.py
 
 webarena-client: browser $(WEBARENA_STAMP) $(PW_CHROME) $(PUNKT_TAB)
 
-# The test command (CI runs exactly this): real Docker, real databases, real HTTP, a real browser,
-# and WebArena's own login client.
-test: install engine browser webarena-client
+# The layer contracts (import-linter, pyproject.toml) and ruff; docs/architecture.md says why.
+lint: install
+	$(BIN)/lint-imports
+	$(BIN)/ruff check sitectl tests bench scripts
+
+# The test command (CI runs exactly this): the lint, then real Docker, real databases, real HTTP,
+# a real browser, and WebArena's own login client.
+test: install lint engine browser busybox webarena-client
 	$(BIN)/pytest -q -ra
 
 down: install

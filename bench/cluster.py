@@ -44,9 +44,9 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.leasing import forum_post, run_lease_loop  # noqa: E402
 from scripts import swarm_lab  # noqa: E402
 from sitectl.engine.swarm import Swarm, engine_at  # noqa: E402
-from bench.leasing import forum_post, run_lease_loop  # noqa: E402
 
 SITECTL = str(Path(sys.executable).parent / "sitectl")
 

@@ -35,9 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sitectl import snapshots  # noqa: E402
 from sitectl.engine import DockerEngine  # noqa: E402
 from sitectl.ops import login as loginmod  # noqa: E402
-from sitectl import snapshots  # noqa: E402
 from sitectl.ops.envvars import env_vars  # noqa: E402
 from sitectl.sites import driver_for  # noqa: E402
 from sitectl.stack.target import resolve_target  # noqa: E402

@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sitectl.engine import DockerEngine  # noqa: E402
 from sitectl import snapshots
+from sitectl.engine import DockerEngine  # noqa: E402
 from sitectl.ops import lifecycle  # noqa: E402
 from sitectl.progress import Reporter  # noqa: E402
 from sitectl.stack.target import resolve_target  # noqa: E402
@@ -130,7 +130,7 @@ def run_scale(scale: str, reps: int, recreate_reps: int, full_reps: int, log) ->
                 out["mismatches"].append({"site": site, "full": r.escalations})
         for _ in range(recreate_reps):
             t0 = time.perf_counter()
-            lifecycle.bring_up(target, s, engine, recreate=True)  # WebArena's reset, nothing more
+            snapshots.bring_up(target, s, engine, recreate=True)  # WebArena's reset, nothing more
             rec_t.append(time.perf_counter() - t0)
         # Re-creating drops the site's golden snapshot (it lived in the old container): take it
         # once more, untimed (sitectl's own extra, not part of WebArena's reset).

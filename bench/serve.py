@@ -27,10 +27,10 @@ import time
 import uuid
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.leasing import run_lease_loop  # noqa: E402
 from sitectl.engine import DockerEngine  # noqa: E402
 from sitectl.ops import lifecycle  # noqa: E402
 from sitectl.ops.instances import list_instances  # noqa: E402
@@ -38,7 +38,6 @@ from sitectl.ops.pool import Pool, default_reset  # noqa: E402
 from sitectl.progress import Reporter  # noqa: E402
 from sitectl.server import make_server, serve  # noqa: E402
 from sitectl.stack.target import resolve_target  # noqa: E402
-from bench.leasing import run_lease_loop  # noqa: E402
 
 TOKEN = "bench-" + uuid.uuid4().hex
 MUTABLE = ["shopping", "shopping_admin", "reddit", "gitlab"]

@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sitectl.engine import DockerEngine  # noqa: E402
 from sitectl import snapshots
+from sitectl.engine import DockerEngine  # noqa: E402
 from sitectl.ops import lifecycle  # noqa: E402
 from sitectl.progress import Reporter  # noqa: E402
 from sitectl.stack.target import resolve_target  # noqa: E402

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A Docker Swarm of N Docker-in-Docker nodes on this machine, for the cluster test and
-benchmark (tests/test_cluster.py, bench/cluster.py) and for trying `sitectl cluster` here.
+benchmark (tests/fleet/test_cluster.py, bench/cluster.py) and for trying `sitectl cluster` here.
 
 Each node is a container of scripts/swarm-lab/Dockerfile (Debian's docker.io on the local
 Debian base image) running its own dockerd, on the lab network (10.213.0.0/24 by default: outside Docker's default address pools),

@@ -18,13 +18,13 @@ import uuid
 
 import pytest
 
-from sitectl.locators import Locators
 from sitectl import snapshots
+from sitectl.locators import Locators
 from sitectl.ops.envvars import env_vars
 from tests.actions import gitlab as gl
 from tests.actions import magento, postmill
-from tests.test_browser_states import CHROMIUM
-from tests.test_webarena_client import BROWSERS, PY
+from tests.ops.test_browser_states import CHROMIUM
+from tests.replicas.test_webarena_client import BROWSERS, PY
 
 pytestmark = pytest.mark.docker
 

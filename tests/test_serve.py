@@ -24,7 +24,7 @@ from sitectl.progress import Reporter
 from sitectl.server import make_server, serve
 from sitectl.stack.target import resolve_target
 from tests.actions import postmill
-from tests.test_webarena_client import PY
+from tests.replicas.test_webarena_client import PY
 
 pytestmark = pytest.mark.docker
 TOKEN = "test-token-0123456789"

@@ -11,7 +11,10 @@ from rich.table import Table
 
 from sitectl.cli.common import out, read_or_make_token, run_guarded
 from sitectl.errors import UsageError
+from sitectl.paths import state_dir
 from sitectl.progress import Reporter
+from sitectl.stack.loader import STACKS_DIR
+from sitectl.stack.target import validate_host
 
 
 def _guard(f):
@@ -34,10 +37,9 @@ def fleet_options(f):
 
 
 def _spec(stack: str, sites: str, seed: int, scale: str, **kw):
-    """A validated :class:`sitectl.fleet.cluster.ClusterSpec` (the stack must be a shipped one:
+    """A validated :class:`sitectl.fleet.spec.ClusterSpec` (the stack must be a shipped one:
     the agent image holds only those)."""
-    from sitectl.fleet.cluster import ClusterSpec
-    from sitectl.stack.loader import STACKS_DIR
+    from sitectl.fleet.spec import ClusterSpec  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
     if not (STACKS_DIR / f"{stack}.yaml").is_file():
         names = ", ".join(sorted(p.stem for p in STACKS_DIR.glob("*.yaml")))
@@ -51,7 +53,7 @@ def _spec(stack: str, sites: str, seed: int, scale: str, **kw):
 
 
 def _engine(docker_host: str | None):
-    from sitectl.engine.swarm import engine_at
+    from sitectl.engine.swarm import engine_at  # noqa: PLC0415 - the Swarm engine loads only for the cluster commands
 
     eng = engine_at(docker_host)
     eng.ping()
@@ -59,8 +61,6 @@ def _engine(docker_host: str | None):
 
 
 def _default_token_file() -> Path:
-    from sitectl.paths import state_dir
-
     return state_dir() / "cluster-token"
 
 
@@ -89,7 +89,7 @@ def cluster():
 @_guard
 def push_images_cmd(as_json, nodes, no_build, stack, sites, seed, scale, docker_host):
     """Copy the fleet's images (sites and agent) to each node: docker save | docker load, no registry."""
-    from sitectl.fleet.cluster import push_images
+    from sitectl.fleet.images import push_images  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
     spec = _spec(stack, sites, seed, scale)
     res = push_images(spec, _engine(docker_host), list(nodes), Reporter(), build=not no_build)
@@ -119,16 +119,18 @@ def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait,
            docker_host, token_file):
     """Deploy N instances (one stack each: sites + reset agent, on one node) and the pool
     that leases them; wait until all N are up, golden and verified."""
-    from sitectl.engine.swarm import Swarm
-    from sitectl.fleet import cluster as cl
+    from sitectl.engine.swarm import Swarm  # noqa: PLC0415 - the Swarm engine loads only for the cluster commands
+    from sitectl.fleet import deploy as fleet  # noqa: PLC0415 - the fleet loads only for the cluster commands
+    from sitectl.fleet.naming import token_secret_name  # noqa: PLC0415 - the fleet loads only for the cluster commands
+    from sitectl.fleet.spec import parse_labels, parse_size  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
-    spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=cl.parse_labels(node_labels),
-                 reserve=cl.parse_size(reserve_memory), start_timeout=start_timeout)
+    spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=parse_labels(node_labels),
+                 reserve=parse_size(reserve_memory), start_timeout=start_timeout)
     swarm = Swarm(_engine(docker_host))
-    cl.manager_node(swarm)  # refused before the token file is made
+    fleet.manager_node(swarm)  # refused before the token file is made
     token = read_or_make_token(token_file or _default_token_file())
-    spec = dataclasses.replace(spec, token_secret=cl.token_secret_name(token))
-    res = cl.deploy(swarm, spec, token, Reporter(), wait=wait, port=port)
+    spec = dataclasses.replace(spec, token_secret=token_secret_name(token))
+    res = fleet.deploy(swarm, spec, token, Reporter(), wait=wait, port=port)
     if not as_json:
         _print_status(res)
         out.print(f"pool: {res['pool_url']}  (token in {token_file or _default_token_file()})")
@@ -145,15 +147,15 @@ def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait,
 @_guard
 def status(as_json, port, docker_host, token_file):
     """Every instance: its node, state, lease and per-site health; the nodes; failovers."""
-    from sitectl.engine.swarm import Swarm
-    from sitectl.fleet import cluster as cl
+    from sitectl.engine.swarm import Swarm  # noqa: PLC0415 - the Swarm engine loads only for the cluster commands
+    from sitectl.fleet.deploy import manager_node, pool_status  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
     tf = token_file or _default_token_file()
     if not tf.exists():
         raise UsageError(f"{tf}: no token file; give the --token-file `sitectl cluster deploy` used")
-    me = cl.manager_node(Swarm(_engine(docker_host)))
+    me = manager_node(Swarm(_engine(docker_host)))
     url = f"http://{me.addr}:{port}"
-    res = {"pool_url": url, **cl.pool_status(url, read_or_make_token(tf))}
+    res = {"pool_url": url, **pool_status(url, read_or_make_token(tf))}
     if not as_json:
         _print_status(res)
     return res
@@ -183,10 +185,10 @@ def _print_status(res: dict) -> None:
 @_guard
 def rm(as_json, docker_host):
     """Remove the pool and every instance stack (their volumes stay on the nodes)."""
-    from sitectl.engine.swarm import Swarm
-    from sitectl.fleet import cluster as cl
+    from sitectl.engine.swarm import Swarm  # noqa: PLC0415 - the Swarm engine loads only for the cluster commands
+    from sitectl.fleet.deploy import remove  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
-    gone = cl.remove(Swarm(_engine(docker_host)), Reporter())
+    gone = remove(Swarm(_engine(docker_host)), Reporter())
     if not as_json:
         out.print("removed: " + (", ".join(gone) or "nothing"))
     return {"removed": gone}
@@ -208,12 +210,21 @@ def rm(as_json, docker_host):
 def agent(as_json, instance, host, namespace, generation, port, token_file, engine_kind, site_hosts, stack, sites,
           seed, scale):
     """The reset agent of one instance (inside the instance's stack, or a site's pod)."""
-    from sitectl.fleet import cluster as cl
-    from sitectl.stack.target import validate_host
+    # Up, golden, verify --deep (start_agent), then the reset and lease API of `sitectl serve`
+    # for this one instance on --port until stopped.
+    from sitectl.fleet.agent import start_agent  # noqa: PLC0415 - the fleet loads only for the cluster commands
+    from sitectl.fleet.deploy import read_token  # noqa: PLC0415 - the fleet loads only for the cluster commands
+    from sitectl.server import make_server, serve  # noqa: PLC0415 - the reset server loads only for the agent and pool commands
 
     spec = _spec(stack, sites, seed, scale)
-    cl.run_agent(spec, instance, validate_host(host), namespace, generation, port, cl.read_token(token_file), Reporter(),
-                 engine_kind=engine_kind, site_hosts=site_hosts)
+    host = validate_host(host)
+    token = read_token(token_file)
+    reporter = Reporter()
+    agent_pool = start_agent(spec, instance, host, namespace, generation, reporter, engine_kind=engine_kind,
+                             site_hosts=site_hosts)
+    reporter.step("agent", f"instance {instance} verified; serving on :{port}")
+    srv = make_server(agent_pool, token, ("0.0.0.0", port), public_url=f"http://{host}:{port}")
+    serve(srv)
 
 
 @cluster.command(hidden=True)
@@ -234,13 +245,23 @@ def agent(as_json, instance, host, namespace, generation, port, token_file, engi
 def pool(as_json, instances, node_labels, reserve_memory, agent_image, token_secret, on_k8s, k8s_namespace,
          start_timeout, port, public_url, token_file, stack, sites, seed, scale):
     """The fleet's pool (runs as a service on a manager)."""
-    from sitectl.fleet import cluster as cl
+    # Place and heal the N instances (make_pool; K8sPool with --k8s) and serve leases and
+    # resets on --port until stopped.
+    from sitectl.fleet.deploy import read_token  # noqa: PLC0415 - the fleet loads only for the cluster commands
+    from sitectl.fleet.pool import make_pool  # noqa: PLC0415 - the fleet loads only for the cluster commands
+    from sitectl.fleet.spec import AGENT_IMAGE, parse_labels, parse_size  # noqa: PLC0415 - the fleet loads only for the cluster commands
+    from sitectl.server import make_server, serve  # noqa: PLC0415 - the reset server loads only for the agent and pool commands
 
-    spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=cl.parse_labels(node_labels),
-                 reserve=cl.parse_size(reserve_memory), agent_image=agent_image or cl.AGENT_IMAGE,
+    spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=parse_labels(node_labels),
+                 reserve=parse_size(reserve_memory), agent_image=agent_image or AGENT_IMAGE,
                  token_secret=token_secret, start_timeout=start_timeout)
-    cl.run_pool(spec, cl.read_token(token_file), port, public_url, Reporter(),
-                k8s_namespace=k8s_namespace if on_k8s else None)
+    token = read_token(token_file)
+    reporter = Reporter()
+    fleet_pool = make_pool(spec, token, k8s_namespace=k8s_namespace if on_k8s else None)
+    srv = make_server(fleet_pool, token, ("0.0.0.0", port), public_url=public_url)
+    fleet_pool.run_reconciler()  # after make_server: a port that cannot be bound stops the pool before it places anything
+    reporter.step("pool", f"{spec.instances} instance(s) of {spec.stack}; serving on {public_url}")
+    serve(srv)
 
 
 @click.group()
@@ -265,10 +286,10 @@ def render(as_json, instances, out_dir, namespace, storage_class, volume_size, a
            stack, sites, seed, scale):
     """Write Kubernetes manifests: a StatefulSet per stateful site with the reset agent as a
     sidecar, Services, the pool Deployment, PVCs, readiness probes, Secrets."""
-    from sitectl.fleet import cluster as cl
-    from sitectl.fleet import k8s as k8smod
+    from sitectl.fleet import k8s as k8smod  # noqa: PLC0415 - the fleet loads only for the cluster commands
+    from sitectl.fleet.spec import AGENT_IMAGE  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
-    spec = _spec(stack, sites, seed, scale, instances=instances, agent_image=agent_image or cl.AGENT_IMAGE)
+    spec = _spec(stack, sites, seed, scale, instances=instances, agent_image=agent_image or AGENT_IMAGE)
     k8smod.check_options(spec, namespace, storage_class, volume_size)  # before the token file is made
     token = read_or_make_token(token_file or _default_token_file())
     files = k8smod.write(spec, out_dir, token, namespace=namespace, storage_class=storage_class,

@@ -1,25 +1,93 @@
-"""The CLI's shared plumbing: the options every command takes, the guarded runner (one clear
-error and its exit code, ``--json`` output), progress, tables, the token file."""
+"""The CLI's shared plumbing: the lazy command group, the options every command takes, the
+guarded runner (one clear error and its exit code, ``--json`` output), progress, tables, the
+token file.
+
+Start-up: this module imports only click and the standard library (``sitectl --help`` and
+``run()`` load it). The console ``out`` (rich) is made on first use, and the engine and the
+stack are imported when a command runs.
+"""
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import re
+import secrets
+import stat
 import sys
+from gettext import gettext as _
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from sitectl.engine import DockerEngine
 from sitectl.errors import SitectlError, UsageError
-from sitectl.progress import Reporter
-from sitectl.sites import containers
 
-# Piped output is not cut at 80 columns (URLs and messages stay whole).
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from sitectl.progress import Reporter
+
+
+def __getattr__(name: str):
+    """``out``: the console the commands print to (``from sitectl.cli.common import out``),
+    made on first use: rich costs ~30 ms at start-up."""
+    if name == "out":
+        return _out()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _out() -> Console:
+    from rich.console import Console  # noqa: PLC0415 - slow third-party module at start-up
+
+    # Piped output is not cut at 80 columns (URLs and messages stay whole).
+    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+
+
+# click >= 8.4 raises NoSuchCommand, with close names ("Did you mean 'status'?"); older ones, a
+# plain UsageError without suggestions.
+_NoSuchCommand = getattr(click.exceptions, "NoSuchCommand", ())
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands (``lazy``: name -> (module in sitectl.cli, attribute, help),
+    as :data:`sitectl.cli.COMMANDS`) are imported when one runs; its ``--help`` lists them from
+    the table alone. Commands added with ``add_command`` work as in any group."""
+
+    def __init__(self, *args, lazy: dict[str, tuple[str, str, str]], **kw):
+        super().__init__(*args, **kw)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.lazy, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None and cmd_name in self.lazy:
+            module, attr = self.lazy[cmd_name][:2]
+            cmd = getattr(importlib.import_module(f"sitectl.cli.{module}"), attr)
+        return cmd
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        try:
+            return super().resolve_command(ctx, args)
+        except _NoSuchCommand as e:  # its close names come from self.commands: take every name
+            raise _NoSuchCommand(e.command_name, possibilities=self.list_commands(ctx), ctx=ctx) from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's own listing (``Group.format_commands``), over stand-ins that carry the help
+        of the commands not imported yet."""
+        commands = []
+        for name in self.list_commands(ctx):
+            cmd = self.commands.get(name) or click.Command(name, help=self.lazy[name][2])
+            if not cmd.hidden:
+                commands.append((name, cmd))
+        if commands:
+            limit = formatter.width - 6 - max(len(name) for name, _cmd in commands)
+            with formatter.section(_("Commands")):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in commands])
 
 
 def target_options(f):
@@ -39,8 +107,13 @@ def target_options(f):
     @functools.wraps(f)
     def wrapper(stack, host, site_hosts, instance, seed, scale, data_dir, config_file, as_json, **kw):
         def call():
-            target = containers.running_target(DockerEngine(), stack, host, instance, data_dir, config_file,
-                                               seed=seed, scale=scale, site_hosts=site_hosts)
+            # Imported when a command runs, not when the CLI loads: python-on-whales, pydantic,
+            # requests and rich are slow third-party modules at start-up.
+            from sitectl.engine import DockerEngine  # noqa: PLC0415 - slow third-party module at start-up
+            from sitectl.sites.containers import running_target  # noqa: PLC0415 - slow third-party module at start-up
+
+            target = running_target(DockerEngine(), stack, host, instance, data_dir, config_file,
+                                    seed=seed, scale=scale, site_hosts=site_hosts)
             return f(target=target, as_json=as_json, **kw)
 
         run_guarded(call, as_json)
@@ -70,11 +143,16 @@ def _fail(message: str, code: int, as_json: bool, payload=None) -> None:
 
 def _reporter(as_json: bool) -> Reporter:
     """Progress goes to stderr, so it is shown with ``--json`` too (stdout stays JSON)."""
+    from sitectl.progress import Reporter  # noqa: PLC0415 - slow third-party module at start-up (rich)
+
     return Reporter()
 
 
 def _print_sites(rows) -> None:
     """A table of what was done per site, then the URLs in full (one per line)."""
+    from rich.table import Table  # noqa: PLC0415 - slow third-party module at start-up
+
+    out = _out()
     t = Table("site", "container", "action", "seconds")
     for r in rows:
         t.add_row(r.site, r.container, r.action, f"{r.seconds:.1f}")
@@ -90,9 +168,6 @@ def read_or_make_token(path: Path) -> str:
     Raises:
         UsageError: the file is empty, unreadable, or readable by others.
     """
-    import secrets
-    import stat
-
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -154,7 +154,7 @@ class TaskEngine(DockerEngine):
 
     def run(self, spec: RunSpec) -> None:
         """Wait for Swarm to run a new task of ``spec.name``'s service on this node (the stack
-        was deployed with the same :class:`RunSpec`, see :mod:`sitectl.fleet.cluster`).
+        was deployed with the same :class:`RunSpec`, see :mod:`sitectl.fleet.compose`).
 
         Raises:
             ImageMissing: the image is not on this node (``sitectl cluster push-images``).

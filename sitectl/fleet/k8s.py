@@ -26,10 +26,14 @@ import base64
 import os
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import yaml
 
-from sitectl.fleet.cluster import POOL_PORT, ClusterSpec, agent_port
+from sitectl.errors import UsageError
+from sitectl.fleet.naming import agent_port, instance_namespace, instance_target, service_name
+from sitectl.fleet.spec import POOL_PORT, ClusterSpec
+from sitectl.sites.containers import run_spec
 from sitectl.sites.probes import probes_of
 from sitectl.stack import Site
 from sitectl.stack.target import Target
@@ -37,20 +41,6 @@ from sitectl.stack.target import Target
 #: The agent's state folder in a pod (on the site's PVC, beside the site's own /var/lib/sitectl).
 POD_STATE = "/var/lib/sitectl/agent"
 TOKEN_SECRET = "sitectl-token"
-
-
-def instance_namespace(prefix: str, instance: int) -> str:
-    return f"{prefix}-i{instance}"
-
-
-def service_name(site: Site) -> str:
-    """A site's Service: its name, ``_`` turned into ``-`` (DNS-1035), as ``Target.site_host``."""
-    return site.name.replace("_", "-")
-
-
-def instance_target(spec: ClusterSpec, prefix: str, instance: int) -> Target:
-    """The Target of an instance on Kubernetes: sites at ``<site>.<ns>-i<K>.svc.cluster.local``."""
-    return spec.target(instance, f"{instance_namespace(prefix, instance)}.svc.cluster.local", site_hosts=True)
 
 
 def _labels(instance: int, site: Site) -> dict:
@@ -64,10 +54,8 @@ def readiness(target: Target, site: Site) -> dict | None:
     http = next((p for p in ready if p.type == "http"), None)
     base = {"periodSeconds": 5, "failureThreshold": 3, "timeoutSeconds": 5}
     if http is not None:
-        from urllib.parse import urlsplit
-
         url = urlsplit(target.url(site))
-        # The same URL sitectl's own probe requests (sitectl/probes.py: base + path).
+        # The same URL sitectl's own probe requests (sitectl/sites/probes.py: base + path).
         full = urlsplit((target.origin(site) if http.from_origin else target.url(site)) + http.path)
         path = (full.path or "/") + (f"?{full.query}" if full.query else "")
         return {"httpGet": {"path": path or "/", "port": target.container_port(site),
@@ -79,8 +67,6 @@ def readiness(target: Target, site: Site) -> dict | None:
 
 
 def _site_container(target: Target, site: Site) -> dict:
-    from sitectl.sites.containers import run_spec
-
     spec = run_spec(target, site)
     c: dict = {"name": "site", "image": spec.image,
                "ports": [{"containerPort": cp, "name": f"p{i}"} for i, (_, _, cp) in enumerate(spec.publish)]}
@@ -122,7 +108,7 @@ def instance_objects(spec: ClusterSpec, prefix: str, instance: int, storage_clas
         name, labels = service_name(site), _labels(instance, site)
         site_c = _site_container(t, site)
         mounts, claims = _volumes(t, site)
-        # The agent knows its site's process by this variable (sitectl/engine_pod.py).
+        # The agent knows its site's process by this variable (sitectl/engine/pod.py).
         site_c.setdefault("env", []).append({"name": "SITECTL_SITE", "value": site.name})
         ports = [{"name": f"p{i}", "port": t.host_port(site, i), "targetPort": t.container_port(site, i)}
                  for i in range(len(site.container_ports))]
@@ -227,8 +213,6 @@ def check_options(spec: ClusterSpec, namespace: str, storage_class: str | None, 
     Raises:
         UsageError: naming the option.
     """
-    from sitectl.errors import UsageError
-
     room = 63 - len(f"-i{spec.instances - 1}")
     if not re.fullmatch(rf"[a-z0-9]([a-z0-9-]{{0,{room - 2}}}[a-z0-9])?", namespace):
         raise UsageError(f"--namespace {namespace!r}: give lower-case letters, digits and '-' (a DNS-1123 label of "
@@ -269,8 +253,6 @@ class _Dumper(yaml.SafeDumper):
 def write(spec: ClusterSpec, out_dir: Path, token: str, **kw) -> list[Path]:
     """Write :func:`render`'s files into ``out_dir`` (created; the Secrets file mode 0600).
     Returns the paths."""
-    from sitectl.errors import UsageError
-
     files = render(spec, token, **kw)  # bad options are refused before anything is written
     try:
         return _write(files, out_dir)

@@ -38,7 +38,7 @@ class Lease:
         ttl: seconds a heartbeat keeps the lease alive.
         expires: monotonic deadline of the next heartbeat.
         failovers: how many times the lease moved to another instance because its instance
-            was lost (a cluster pool, :mod:`sitectl.fleet.cluster`).
+            was lost (a cluster pool, :mod:`sitectl.fleet.pool`).
     """
 
     id: str

@@ -26,7 +26,7 @@ def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False,
     Returns:
         ``{"sites": [row], "logins": [{"folder", "rebuilt", "ok"}]}``; a row is a
         :class:`~sitectl.snapshots.SiteReset` (``site``, ``method``, ``changed``, ``seconds``,
-        ``escalations``) or, with ``recreate``, a :class:`~sitectl.ops.lifecycle.SiteUp`.
+        ``escalations``) or, with ``recreate``, a :class:`~sitectl.sites.containers.SiteUp`.
 
     Raises:
         UsageError: ``full`` and ``recreate`` together; InstanceBusy, StoreError, EngineError:

@@ -91,7 +91,7 @@ def run_probe_checked(target: Target, site: Site, probe: Probe, engine: Engine |
     down: a restarting worker, a 502 from a proxy in front), with the last failure and the
     next step. One pass is taken at its word, so a site that flaps can pass one ``verify`` when
     each probe's single try happens to pass; ``up`` and the readiness wait after a re-create
-    need passes in a row (:data:`sitectl.ops.lifecycle.SETTLE_PASSES`)."""
+    need passes in a row (:data:`sitectl.sites.containers.SETTLE_PASSES`)."""
 
     first = run_probe(target, site, probe, engine)
     if first.ok or tries <= 1:

@@ -7,12 +7,14 @@ X-Per-Page, X-Next-Page, X-Prev-Page and Link headers.
 """
 import datetime as dt, json, math, urllib.parse
 
-from flask import Response, g, request
+from flask import Blueprint, Response, g, request
 
 from . import core
-from .app import add_member, app, create_project, find_user, list_issuables
 from .core import q, x
-from .project_pages import add_note, create_issue, create_mr, set_labels
+from .records import (add_member, add_note, create_issue, create_mr, create_project, find_user, list_issuables, set_labels,
+                      visible_projects)
+
+bp = Blueprint("api", __name__)
 
 ISSUE_STATE = {1: "opened", 2: "closed", 3: "merged", 4: "locked"}
 
@@ -59,7 +61,7 @@ def api(rule, methods=("GET",), auth=False):
             g.user = u or None
             return fn(**kw)
         view.__name__ = "api_" + fn.__name__ + ":" + rule + ":" + ",".join(methods)
-        app.add_url_rule("/api/v4" + rule, view.__name__, view, methods=list(methods))
+        bp.add_url_rule("/api/v4" + rule, view.__name__, view, methods=list(methods))
         return fn
     return deco
 
@@ -270,7 +272,6 @@ def create_pat(uid):
 
 @api("/projects")
 def projects():
-    from .app import visible_projects
     a = request.args
     extra, args = "", []
     if a.get("search"):
@@ -793,7 +794,7 @@ def group(gid):
 @api("/groups/<gid>/members")
 @api("/groups/<gid>/members/all")
 def group_members(gid):
-    from .app import group_members as gm
+    from .records import group_members as gm   # (this module's group_members is the API view)
     n = find_group(gid)
     if not n:
         return err(404, "404 Group Not Found")
@@ -803,7 +804,7 @@ def group_members(gid):
 
 @api("/groups/<gid>/members", methods=("POST",), auth=True)
 def add_group_member(gid):
-    from .app import group_members as gm
+    from .records import group_members as gm   # (this module's group_members is the API view)
     n = find_group(gid)
     if not n:
         return err(404, "404 Group Not Found")
@@ -819,6 +820,6 @@ def add_group_member(gid):
     return js(member_entity([m for m in gm(n) if m["user_id"] == u["id"]][0]), 201)
 
 
-@app.route("/api/v4/<path:rest>", methods=["GET", "POST", "PUT", "DELETE"])
+@bp.route("/api/v4/<path:rest>", methods=["GET", "POST", "PUT", "DELETE"])
 def api_404(rest):
     return err(404, "404 Not Found")

@@ -3,10 +3,11 @@
 Contract sources: contract-postmill-gitlab-map.md §2 (sessions §2.2, API auth §2.3, schema §2.5,
 repositories §2.6). This is a replica (test double), not GitLab.
 """
-import base64, datetime as dt, hashlib, hmac, json, os, secrets, subprocess, time
+import base64, datetime as dt, hashlib, hmac, json, os, secrets, subprocess
 
 import psycopg2, psycopg2.extras, redis
 from flask import g, request
+from replica_common.pg import query
 
 APPCONF = "/var/opt/gitlab/gitlab-rails/etc/gitlab.yml"
 SECRETS = "/etc/gitlab/gitlab-secrets.json"
@@ -62,10 +63,7 @@ def db():
 
 
 def q(sql, args=(), one=False):
-    cur = db().cursor(cursor_factory=psycopg2.extras.RealDictCursor)
-    cur.execute(sql, args)
-    rows = cur.fetchall() if cur.description else []
-    return (rows[0] if rows else None) if one else rows
+    return query(db(), sql, args, one)
 
 
 def x(sql, args=()):

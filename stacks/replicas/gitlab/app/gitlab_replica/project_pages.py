@@ -1,14 +1,45 @@
 """Project, namespace and git smart-HTTP routes of the GitLab replica (URL shapes of
 contract-postmill-gitlab-map.md §2.4: /<ns>/<proj>/-/issues/<iid>, /-/merge_requests/<iid>,
-/-/project_members, /-/tree|blob|raw|commits|graphs/<ref>/..., /<ns>/<proj>.git/...)."""
+/-/project_members, /-/tree|blob|raw|commits|graphs/<ref>/..., /<ns>/<proj>.git/...), and
+project creation (/projects/new, POST /projects)."""
 import os, subprocess
 
-from flask import Response, g, redirect, request
+from flask import Blueprint, Response, g, redirect, request
 
 from . import core
-from .app import (ACCESS, add_member, app, find_user, flash, group_page, list_issuables, not_found, parse_member_form,
-                  render, require_login, user_page)
-from .core import q, x
+from .core import ACCESS, q, x
+from .pages import flash, group_page, not_found, parse_member_form, render, require_login, user_page
+from .records import add_member, add_note, create_issue, create_mr, create_project, find_user, list_issuables
+
+bp = Blueprint("projects", __name__)
+
+
+@bp.route("/projects/new")
+def new_project_page():
+    r = require_login()
+    if r:
+        return r
+    nss = q("""SELECT n.* FROM namespaces n WHERE (n.type='User' AND n.owner_id=%s) OR (n.type='Group' AND EXISTS
+               (SELECT 1 FROM members m WHERE m.source_type='Namespace' AND m.source_id=n.id AND m.user_id=%s AND m.access_level>=30))
+               ORDER BY n.type DESC, n.path""", (g.user["id"], g.user["id"]))
+    return render("new_project.html", title="New Project", namespaces=nss, error=None)
+
+
+@bp.route("/projects", methods=["POST"])
+def create_project_web():
+    r = require_login()
+    if r:
+        return r
+    f = request.form
+    try:
+        p = create_project(g.user, f.get("project[name]", "").strip(), f.get("project[path]") or None,
+                           int(f["project[namespace_id]"]) if f.get("project[namespace_id]") else None,
+                           int(f.get("project[visibility_level]", 0)), f.get("project[description]", ""),
+                           f.get("project[initialize_with_readme]") == "1")
+    except ValueError as e:
+        return render("new_project.html", 200, title="New Project", namespaces=[], error=str(e))
+    flash("notice", f"Project '{p['name']}' was successfully created.")
+    return redirect(f"/{p['full_path']}", 302)
 
 
 def project_ctx(p, ref=None):
@@ -25,7 +56,7 @@ def gate(p):
     return not_found()
 
 
-@app.route("/<path:full>", methods=["GET", "POST", "PUT"])
+@bp.route("/<path:full>", methods=["GET", "POST", "PUT"])
 def catch_all(full):
     if ".git/" in full or full.endswith(".git"):
         return git_http(full)
@@ -185,50 +216,6 @@ def new_form(p, kind, error=None, **kw):
                   src=a.get("merge_request[source_branch]"), tgt=a.get("merge_request[target_branch]") or core.default_branch(p["id"]), **kw)
 
 
-def create_issue(p, author, title, description="", assignee_ids=(), due_date=None, labels=(), milestone_id=None, confidential=False):
-    iid = core.next_iid(p["id"], 0)
-    i = x("""INSERT INTO issues (iid, project_id, title, description, author_id, due_date, milestone_id, confidential, created_at, updated_at)
-             VALUES (%s,%s,%s,%s,%s,%s,%s,%s,now(),now()) RETURNING *""",
-          (iid, p["id"], title, description or "", author["id"], due_date or None, milestone_id, confidential))
-    for a in assignee_ids:
-        x("INSERT INTO issue_assignees VALUES (%s,%s) ON CONFLICT DO NOTHING", (a, i["id"]))
-    set_labels(p, "Issue", i["id"], labels)
-    x("UPDATE projects SET last_activity_at=now() WHERE id=%s", (p["id"],))
-    return i
-
-
-def create_mr(p, author, source_branch, target_branch, title, description="", assignee_ids=(), reviewer_ids=(), labels=()):
-    bs = core.branches(p["id"])
-    if source_branch not in bs or target_branch not in bs:
-        raise ValueError("Source branch or target branch does not exist")
-    if source_branch == target_branch:
-        raise ValueError("You can't use same project/branch for source and target")
-    if q("SELECT 1 FROM merge_requests WHERE target_project_id=%s AND source_branch=%s AND target_branch=%s AND state_id=1",
-         (p["id"], source_branch, target_branch), one=True):
-        raise ValueError("Another open merge request already exists for this source branch")
-    iid = core.next_iid(p["id"], 1)
-    draft = title.lower().startswith(("draft:", "[draft]", "wip:"))
-    m = x("""INSERT INTO merge_requests (iid, target_project_id, source_project_id, source_branch, target_branch, title, description,
-             author_id, draft, merge_status, created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,'unchecked',now(),now()) RETURNING *""",
-          (iid, p["id"], p["id"], source_branch, target_branch, title, description or "", author["id"], draft))
-    x("INSERT INTO merge_request_metrics (merge_request_id, target_project_id, created_at, updated_at) VALUES (%s,%s,now(),now())", (m["id"], p["id"]))
-    for a in assignee_ids:
-        x("INSERT INTO merge_request_assignees (user_id, merge_request_id, created_at) VALUES (%s,%s,now()) ON CONFLICT DO NOTHING", (a, m["id"]))
-    for a in reviewer_ids:
-        x("INSERT INTO merge_request_reviewers (user_id, merge_request_id, created_at) VALUES (%s,%s,now()) ON CONFLICT DO NOTHING", (a, m["id"]))
-    set_labels(p, "MergeRequest", m["id"], labels)
-    return m
-
-
-def set_labels(p, ttype, tid, labels):
-    for title in labels:
-        if not title:
-            continue
-        lab = q("SELECT id FROM labels WHERE project_id=%s AND title=%s", (p["id"], title), one=True) or \
-            x("INSERT INTO labels (title, color, project_id, type, created_at, updated_at) VALUES (%s,'#6699cc',%s,'ProjectLabel',now(),now()) RETURNING id", (title, p["id"]))
-        x("INSERT INTO label_links (label_id, target_id, target_type, created_at, updated_at) VALUES (%s,%s,%s,now(),now())", (lab["id"], tid, ttype))
-
-
 def _ids(form, key):
     return [int(v) for v in form.getlist(key) if v.isdigit() and int(v) > 0]
 
@@ -289,14 +276,6 @@ def create_note_web(p):
         return not_found()
     add_note(p, "MergeRequest" if mr else "Issue", t["id"], g.user, body)
     return redirect(f"/{p['full_path']}/-/{'merge_requests' if mr else 'issues'}/{t['iid']}", 302)
-
-
-def add_note(p, ttype, tid, author, body):
-    import secrets
-    n = x("""INSERT INTO notes (note, noteable_type, noteable_id, author_id, project_id, discussion_id, created_at, updated_at)
-             VALUES (%s,%s,%s,%s,%s,%s,now(),now()) RETURNING *""", (body, ttype, tid, author["id"], p["id"], secrets.token_hex(20)))
-    x(f"UPDATE {'issues' if ttype == 'Issue' else 'merge_requests'} SET updated_at=now() WHERE id=%s", (tid,))
-    return n
 
 
 # ------------------------------------------------------------------ members

@@ -1,0 +1,95 @@
+"""Benchmark of the CLI's start-up: ``sitectl --help`` and ``sitectl env`` as whole processes.
+
+Harnesses run the CLI in loops (``eval "$(sitectl env)"`` before each task), so what counts is
+the wall time of the whole process: interpreter start, imports, and for ``env`` the stack file
+and the one question to Docker about the running containers' labels (no engine answering is
+fine: ``env`` then falls back to the config and the defaults). Each command runs once untimed
+(disk caches), then ``--runs`` times; the target is 0.15 s for each, judged on the median
+(the minimum is reported too: on a loaded machine it is the closest to the CLI's own cost).
+
+Output: JSON with min, median, max per command, the machine and its load before and after,
+and each target met or missed, in ``bench/results/startup.json``.
+
+    python bench/startup.py --runs 20
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_S = 0.15
+COMMANDS = [["--help"], ["env"]]
+
+
+def time_command(argv: list[str], runs: int) -> dict:
+    """Run ``argv`` once untimed, then ``runs`` times; wall seconds of each run."""
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    times, failures = [], 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+        times.append(time.perf_counter() - t0)
+        if p.returncode != 0:
+            failures += 1
+            print(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.decode(errors='replace')[-500:]}", file=sys.stderr)
+    median = statistics.median(times)
+    return {"argv": ["sitectl", *argv[1:]], "n": runs, "failures": failures,
+            "min_s": round(min(times), 4), "median_s": round(median, 4), "max_s": round(max(times), 4),
+            "target": {"seconds": TARGET_S, "statistic": "median", "met": median <= TARGET_S,
+                       "met_by_min": min(times) <= TARGET_S}}
+
+
+def containers_of_instance_0() -> int | None:
+    """How many containers of instance 0 Docker lists (what ``env`` asks about); None when no
+    engine answers."""
+    try:
+        p = subprocess.run(["docker", "container", "ls", "-a", "-q", "--filter", "label=sitectl.instance=0"],
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return len(p.stdout.split()) if p.returncode == 0 else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=20, help="Timed runs per command (after one untimed run).")
+    ap.add_argument("--sitectl", type=Path, default=Path(sys.executable).with_name("sitectl"),
+                    help="The console script to time (default: the one beside this Python).")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench/results/startup.json")
+    a = ap.parse_args()
+    if a.runs < 1:
+        ap.error("--runs: give 1 or more")
+    if not a.sitectl.is_file():
+        print(f"bench/startup.py: no console script {a.sitectl}; `pip install -e .` or give --sitectl", file=sys.stderr)
+        return 2
+    load_before = os.getloadavg()
+    results = [time_command([str(a.sitectl), *argv], a.runs) for argv in COMMANDS]
+    load_after = os.getloadavg()
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    report = {"benchmark": "startup", "command": " ".join(["python", "bench/startup.py", *sys.argv[1:]]),
+              "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M"),
+              "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                          "cpus": os.cpu_count(), "loadavg_before": [round(x, 2) for x in load_before],
+                          "loadavg_after": [round(x, 2) for x in load_after]},
+              "docker_containers_of_instance_0": containers_of_instance_0(),
+              "method": "wall time of the whole process (subprocess.run, output to /dev/null), "
+                        "one untimed run first",
+              "commands": results,
+              "targets_met": all(r["target"]["met"] for r in results)}
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    return 1 if any(r["failures"] for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

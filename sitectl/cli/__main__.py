@@ -1,0 +1,4 @@
+"""``python -m sitectl.cli``: the same as the ``sitectl`` command."""
+from sitectl.cli import run
+
+run()

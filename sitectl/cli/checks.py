@@ -1,0 +1,88 @@
+"""``sitectl status``, ``verify``, ``instances``: what runs, and whether it is healthy (and,
+with ``verify --deep``, still golden)."""
+from __future__ import annotations
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from sitectl import snapshots
+from sitectl.cli.common import _reporter, out, target_options
+from sitectl.engine import DockerEngine
+from sitectl.errors import VerifyFailed
+from sitectl.ops import checks
+from sitectl.ops.instances import list_instances
+from sitectl.sites.probes import ProbeOutcome
+from sitectl.stack.target import Target
+
+
+@click.command()
+@click.argument("sites", nargs=-1)
+@target_options
+def status(target: Target, as_json: bool, sites):
+    """Per site: container state, health and URL."""
+    rows = checks.status(target, target.stack.select(sites), DockerEngine())
+    if as_json:
+        return {"stack": target.stack.name, "host": target.host, "instance": target.instance, "sites": rows}
+    t = Table("site", "container", "state", "healthy", "url", "detail")
+    t.columns[4].overflow = "fold"
+    for r in rows:
+        t.add_row(r["site"], r["container"], r["state"], "yes" if r["healthy"] else "[red]no[/red]", r["url"],
+                  escape(r["detail"]))
+    out.print(t)
+
+
+@click.command()
+@click.argument("sites", nargs=-1)
+@click.option("--deep", is_flag=True,
+              help="Also compare full fingerprints (rows, sequences, files, git refs, Redis keys) with the golden snapshot.")
+@click.option("--snapshot", "snap", default=snapshots.GOLDEN, show_default=True, help="Snapshot --deep compares with.")
+@target_options
+def verify(target: Target, as_json: bool, sites, deep, snap):
+    """Deep health: database, login page, and a logged-in probe, per site."""
+    # An interrupted reset is rolled forward first (sitectl/ops/journal.py); the state is
+    # compared before the probes, whose logins write (sessions, last-login times).
+    result = checks.verify_report(target, target.stack.select(sites), DockerEngine(), deep, snap, _reporter(as_json))
+    outcomes = [ProbeOutcome(**o) for o in result["results"]]
+    states = result.get("state", [])
+    bad = [o for o in outcomes if not o.ok]
+    bad_states = [s for s in states if not s["ok"]]
+    if not as_json:
+        _probe_table(outcomes)
+        for s in states:
+            out.print(f"{s['site']:<16} {escape(s['store']):<40} " + ("[green]golden[/green]" if s["ok"] else
+                      "[red]differs[/red]: " + escape(", ".join(s["differs"][:10]))))
+    if bad or bad_states:
+        lines = [f"  {o.site}/{o.probe}: {o.detail}" for o in bad]
+        lines += [f"  {s['site']}/{s['store']}: differs from {snap!r}: {', '.join(s['differs'][:10])}" for s in bad_states]
+        err = VerifyFailed("verify failed:\n" + "\n".join(lines))
+        err.payload = result
+        raise err
+    if as_json:
+        return result
+    out.print(f"[green]verify passed[/green]: {len(outcomes)} probes" + (f", {len(states)} stores golden" if deep else ""))
+
+
+def _probe_table(outcomes) -> None:
+    t = Table("site", "probe", "ok", "detail")
+    for o in outcomes:
+        t.add_row(o.site, o.probe, "yes" if o.ok else "[red]NO[/red]", escape(o.detail))
+    out.print(t)
+
+
+@click.command()
+@click.option("--no-health", is_flag=True, help="Skip the health probes (faster).")
+@target_options
+def instances(target: Target, as_json: bool, no_health):
+    """List every instance on this engine with its sites, URLs and health."""
+    rows = list_instances(target, DockerEngine(), health=not no_health)
+    if as_json:
+        return {"instances": rows}
+    t = Table("instance", "host", "site", "state", "healthy", "url")
+    for r in rows:
+        for s in r["sites"]:
+            t.add_row(str(r["instance"]), r["host"] + (" (site hosts)" if r["site_hosts"] else ""), s["site"], s["state"],
+                      "?" if s["healthy"] is None else ("yes" if s["healthy"] else "[red]NO[/red]"), s["url"])
+    out.print(t)
+    if not rows:
+        out.print("no instance runs on this engine (`sitectl up --instance N`)")

@@ -1,0 +1,132 @@
+"""``sitectl k8s render``: the manifests validate against Kubernetes' own schemas
+(``kubernetes-validate``, strict: an unknown field fails) and carry what the fleet needs.
+
+No Kubernetes cluster runs here, so the manifests are checked against the schemas, not
+applied; the sidecar's way into its site (nsenter through a shared PID namespace) is run for
+real with Docker in tests/fleet/test_pod_agent.py.
+"""
+from __future__ import annotations
+
+import copy
+import stat
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from tests.conftest import cli
+
+VERSIONS = ["1.30.0", "1.33.0", kubernetes_validate.latest_version()]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> dict[str, list[dict]]:
+    out = tmp_path_factory.mktemp("k8s")
+    token = out / "token"
+    code, res = cli("k8s", "render", "--instances", "2", "--out", str(out / "m"), "--token-file", str(token), "--json")
+    assert code == 0, res
+    files = {Path(f).name: list(yaml.safe_load_all(Path(f).read_text())) for f in res["files"]}
+    files["_token"] = token.read_text().strip()
+    files["_dir"] = out / "m"
+    return files
+
+
+def _objects(rendered) -> list[dict]:
+    return [o for name, objs in rendered.items() if not name.startswith("_") for o in objs]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_manifest_validates_strictly(rendered, version):
+    objs = _objects(rendered)
+    assert len(objs) > 20
+    for o in objs:
+        kubernetes_validate.validate(o, version, strict=True)
+
+
+def test_the_validator_is_not_vacuous(rendered):
+    sts = next(o for o in _objects(rendered) if o["kind"] == "StatefulSet")
+    bad = copy.deepcopy(sts)
+    bad["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGet"]["port"] = {"no": "port"}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(bad, VERSIONS[-1], strict=True)
+    bad = copy.deepcopy(sts)
+    bad["spec"]["template"]["spec"]["sharedProcessNamespace"] = True  # a typo: unknown field
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(bad, VERSIONS[-1], strict=True)
+
+
+def test_stateful_sites_get_a_statefulset_with_the_agent_sidecar_sharing_its_volume(rendered):
+    objs = rendered["30-instance-1.yaml"]
+    kinds = {(o["kind"], o["metadata"]["name"]) for o in objs}
+    # Sites with snapshot stores are StatefulSets; the read-only ones Deployments; each has a Service.
+    # Sites with snapshot stores or post-start steps (the homepage fills its links) are
+    # StatefulSets with an agent; the others (map, wiki) Deployments; each has a Service.
+    for name in ("shopping", "shopping-admin", "reddit", "gitlab", "homepage"):
+        assert ("StatefulSet", name) in kinds and ("Service", name) in kinds
+    for name in ("map", "wikipedia"):
+        assert ("Deployment", name) in kinds and ("Service", name) in kinds
+    # Namespaces come first (their own file, applied first), then the Secrets that live in them.
+    assert [o["metadata"]["name"] for o in rendered["00-namespaces.yaml"]] == ["sitectl", "sitectl-i0", "sitectl-i1"]
+    assert sorted(n for n in rendered if not n.startswith("_"))[:2] == ["00-namespaces.yaml", "10-secrets.yaml"]
+    # A probe path joins the site's base path as sitectl's own probe does (no trailing slash).
+    wiki = next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == "wikipedia")
+    path = wiki["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGet"]["path"]
+    assert path.startswith("/") and not path.endswith("/"), path
+    sts = next(o for o in objs if o["kind"] == "StatefulSet" and o["metadata"]["name"] == "reddit")
+    assert sts["metadata"]["namespace"] == "sitectl-i1"
+    pod = sts["spec"]["template"]["spec"]
+    assert pod["shareProcessNamespace"] is True
+    site, agent = pod["containers"]
+    assert site["image"] == "sitectl/mini-postmill:0.1-tiny-s0"
+    # Readiness from healthchecks/postmill.yaml's first http ready probe (GET /, via its URL's Host).
+    assert site["readinessProbe"]["httpGet"] == {
+        "path": "/", "port": 80, "httpHeaders": [{"name": "Host", "value": "reddit.sitectl-i1.svc.cluster.local:10099"}]}
+    # The agent: this one site, the pod engine, the same state volume as the site, the token Secret.
+    assert agent["args"][:5] == ["sitectl", "cluster", "agent", "--engine", "pod"]
+    assert agent["args"][agent["args"].index("--sites") + 1] == "reddit"
+    assert {"name": "state", "mountPath": "/var/lib/sitectl"} in site["volumeMounts"]
+    assert {"name": "state", "mountPath": "/var/lib/sitectl"} in agent["volumeMounts"]
+    assert set(agent["securityContext"]["capabilities"]["add"]) == {"SYS_ADMIN", "SYS_PTRACE"}
+    assert {"name": "SITECTL_SITE", "value": "reddit"} in site["env"]  # how the agent finds its site
+    assert [c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]] == ["state"]
+    assert pod["volumes"] == [{"name": "token", "secret": {"secretName": "sitectl-token", "defaultMode": 0o400}}]
+    svc = next(o for o in objs if o["kind"] == "Service" and o["metadata"]["name"] == "reddit")
+    assert {"name": "p0", "port": 10099, "targetPort": 80} in svc["spec"]["ports"]
+    assert {"name": "agent", "port": 9550, "targetPort": 9550} in svc["spec"]["ports"]
+
+
+def test_pool_deployment_and_secrets(rendered):
+    pool = next(o for o in rendered["20-pool.yaml"] if o["kind"] == "Deployment")
+    c = pool["spec"]["template"]["spec"]["containers"][0]
+    assert c["args"][:4] == ["sitectl", "cluster", "pool", "--k8s"]
+    assert c["args"][c["args"].index("--instances") + 1] == "2"
+    secrets = rendered["10-secrets.yaml"]
+    import base64
+
+    tokens = [o for o in secrets if o["metadata"]["name"] == "sitectl-token"]
+    assert sorted(o["metadata"]["namespace"] for o in tokens) == ["sitectl", "sitectl-i0", "sitectl-i1"]
+    assert all(base64.b64decode(o["data"]["token"]).decode() == rendered["_token"] for o in tokens)
+    accounts = next(o for o in secrets if o["metadata"]["name"] == "sitectl-accounts")["data"]
+    assert base64.b64decode(accounts["reddit.default.username"]).decode() == "MarvelsGrantMan136"
+    # The Secrets file is the owner's alone; the token appears in no other file.
+    d = rendered["_dir"]
+    assert stat.S_IMODE((d / "10-secrets.yaml").stat().st_mode) == 0o600
+    for f in ("00-namespaces.yaml", "20-pool.yaml", "30-instance-0.yaml", "30-instance-1.yaml"):
+        assert rendered["_token"] not in (d / f).read_text()
+
+
+def test_render_bad_input(tmp_path):
+    for opts, what in ((["--namespace", "Prod"], "--namespace 'Prod'"), (["--namespace", "a.b"], "--namespace 'a.b'"),
+                       (["--volume-size", "lots"], "--volume-size 'lots'"),
+                       (["--storage-class", "Fast_SSD"], "--storage-class 'Fast_SSD'")):
+        code, res = cli("k8s", "render", "--instances", "2", "--out", str(tmp_path / "m"), *opts, "--json")
+        assert code == 2 and what in res["error"], res
+        assert not (tmp_path / "m").exists()  # refused before anything is written
+    code, res = cli("k8s", "render", "--instances", "1", "--out", "/proc/nope/m", "--token-file", str(tmp_path / "t"),
+                    "--json")
+    assert code == 2 and "--out /proc/nope/m: cannot write" in res["error"], res
+    code, res = cli("k8s", "render", "--instances", "1", "--out", "/tmp/x", "--sites", "nosuch", "--json")
+    assert code == 2 and "unknown site 'nosuch'" in res["error"]
+    code, res = cli("k8s", "render", "--instances", "0", "--out", "/tmp/x", "--json")
+    assert code == 2 and "--instances" in str(res)  # click refuses it (0 is not in 1..50)
