@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from sitectl.engine import DockerEngine
+from sitectl.engine.recorded import running_target
 from sitectl.errors import LoginsFailed, UsageError
 from sitectl.locators import Locators
 from sitectl.ops import checks, lifecycle
@@ -29,7 +30,6 @@ from sitectl.ops.envvars import env_vars
 from sitectl.ops.prepare import prepare
 from sitectl.ops.reset import reset
 from sitectl.progress import QUIET, Reporter
-from sitectl.sites.containers import running_target
 from sitectl.stack.target import Target
 
 

@@ -10,7 +10,6 @@ system resolver as usual.
 """
 from __future__ import annotations
 
-import socket
 from urllib.parse import urlsplit
 
 import requests
@@ -18,22 +17,9 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from sitectl.hostnames import is_localhost_name
+
 USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) sitectl"
-
-
-def is_localhost_name(host: str) -> bool:
-    """True for ``localhost`` and any name under it (``shopping.localhost``), any case."""
-    h = host.lower().rstrip(".")
-    return h == "localhost" or h.endswith(".localhost")
-
-
-def system_resolves(host: str) -> bool:
-    """Whether this machine's resolver (glibc's NSS, as every other client uses) knows ``host``."""
-    try:
-        socket.getaddrinfo(host, None)
-        return True
-    except (socket.gaierror, UnicodeError):
-        return False
 
 
 class _LoopbackMixin:

@@ -378,7 +378,7 @@ def _target_for_urls(urls: dict[str, str], instance: str | None):
             if n is None:
                 return None, "no site URL in the environment names a port of the stack (set SITECTL_INSTANCE)"
         from sitectl.engine import DockerEngine  # noqa: PLC0415 - python-on-whales only when an instance is resolved
-        from sitectl.sites.containers import running_target  # noqa: PLC0415 - see above
+        from sitectl.engine.recorded import running_target  # noqa: PLC0415 - see above
 
         target = running_target(DockerEngine(), instance=n)
     except (SitectlError, ValueError) as e:

@@ -15,14 +15,21 @@ from sitectl.stack.target import Target, resolve_target
 MINI_HOST = "127.0.0.1"
 
 
-def cli(*args):
-    """Run the real CLI in-process: ``(exit code, parsed JSON)`` with ``--json``, else
-    ``(exit code, output)``. A traceback (an exception that is not a clean exit) fails the test."""
+def invoke(args):
+    """The one CLI runner of the suite: the real ``sitectl`` command run in-process by click's
+    test runner, ``args`` as the command line; returns click's ``Result`` (``exit_code``,
+    ``output``, ``stdout``, ``exception``)."""
     from click.testing import CliRunner
 
     from sitectl.cli import main
 
-    r = CliRunner().invoke(main, list(args))
+    return CliRunner().invoke(main, list(args))
+
+
+def cli(*args):
+    """Run the real CLI in-process: ``(exit code, parsed JSON)`` with ``--json``, else
+    ``(exit code, output)``. A traceback (an exception that is not a clean exit) fails the test."""
+    r = invoke(args)
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     return r.exit_code, json.loads(r.stdout) if "--json" in args and r.stdout.strip() else r.output
 SCRATCH_INSTANCE = 7  # bad-input tests run their own small stacks as instance 7

@@ -9,7 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from sitectl.http import is_localhost_name, new_session, system_resolves
+from sitectl.hostnames import is_localhost_name, system_resolves
+from sitectl.http import new_session
 
 
 class _Echo(BaseHTTPRequestHandler):

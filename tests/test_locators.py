@@ -23,6 +23,7 @@ from sitectl.locators import Locators
 from sitectl.ops.envvars import env_vars
 from tests.actions import gitlab as gl
 from tests.actions import magento, postmill
+from tests.conftest import invoke
 from tests.ops.test_browser_states import CHROMIUM
 from tests.replicas.test_webarena_client import BROWSERS, PY
 
@@ -141,12 +142,10 @@ def test_direct_state_matches_sql(mini, engine, scene):
 
 def _members_page_roles(target, tmp_path, role_fn) -> dict[str, str]:
     """Open dotfiles' members page in Chromium logged in as byteblaze; read every member's role."""
-    from click.testing import CliRunner
     from playwright.sync_api import sync_playwright
 
-    from sitectl.cli import main
 
-    r = CliRunner().invoke(main, ["login", "gitlab", "--out", str(tmp_path), "--json"])
+    r = invoke(["login", "gitlab", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
@@ -196,12 +195,10 @@ def run_webarena_helpers(mini, *args: str) -> dict:
 
 @pytest.mark.usefixtures("keep_login_registry")
 def test_webarena_helper_functions_agree(mini, engine, scene, tmp_path):
-    from click.testing import CliRunner
 
-    from sitectl.cli import main
 
     loc = Locators.for_target(mini)
-    assert CliRunner().invoke(main, ["login", "gitlab", "--out", str(tmp_path)]).exit_code == 0
+    assert invoke(["login", "gitlab", "--out", str(tmp_path)]).exit_code == 0
     theirs = run_webarena_helpers(mini, scene["sku"], loc.reddit_get_post_url(scene["post"]),
                                   str(tmp_path / "gitlab_state.json"), f"{GITLAB}/byteblaze/dotfiles/-/project_members")
     # The latest order: the replica keeps entity_id != increment_id on purpose (docs/contracts/

@@ -13,10 +13,8 @@ import threading
 
 import pytest
 import requests
-from click.testing import CliRunner
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
-from sitectl.cli import main
 from sitectl.ops import lifecycle
 from sitectl.ops.envvars import env_vars
 from sitectl.ops.pool import Pool
@@ -24,6 +22,7 @@ from sitectl.progress import Reporter
 from sitectl.server import make_server, serve
 from sitectl.stack.target import resolve_target
 from tests.actions import postmill
+from tests.conftest import invoke
 from tests.replicas.test_webarena_client import PY
 
 pytestmark = pytest.mark.docker
@@ -75,7 +74,7 @@ def test_instances_are_isolated_and_listed(mini, second):
     assert second.url(second.stack.sites["reddit"]) == "http://127.0.0.1:10199"
     r = requests.get("http://127.0.0.1:10199/", timeout=30, allow_redirects=False)
     assert r.status_code == 200
-    r = CliRunner().invoke(main, ["instances", "--json"])
+    r = invoke(["instances", "--json"])
     assert r.exit_code == 0, r.output
     rows = {x["instance"]: x for x in json.loads(r.stdout)["instances"]}
     assert rows[SECOND]["containers"] == ["i2-forum"] and rows[SECOND]["healthy"]
@@ -84,7 +83,7 @@ def test_instances_are_isolated_and_listed(mini, second):
     url = postmill.create_post("http://127.0.0.1:10199", "sitectl_trusted", "sitectl1234", "books", "only on i2")
     assert postmill.post_exists("http://127.0.0.1:10199", url)
     assert not postmill.post_exists("http://127.0.0.1:9999", url.replace("10199", "9999"))
-    assert CliRunner().invoke(main, ["reset", "--instance", str(SECOND), "reddit"]).exit_code == 0
+    assert invoke(["reset", "--instance", str(SECOND), "reddit"]).exit_code == 0
     assert not postmill.post_exists("http://127.0.0.1:10199", url)
 
 
@@ -261,8 +260,8 @@ def test_sitectl_serve_command(mini, tmp_path):
         _, err = p.communicate(timeout=30)
     assert token not in err and f"WA_FULL_RESET=http://127.0.0.1:{port}/t/$(cat {tok})" in err
     # Bad input: an address without a port, and a token file others can read.
-    r = CliRunner().invoke(main, ["serve", "--bind", "127.0.0.1"])
+    r = invoke(["serve", "--bind", "127.0.0.1"])
     assert r.exit_code == 2 and "ADDRESS:PORT" in r.output
     tok.chmod(0o644)
-    r = CliRunner().invoke(main, ["serve", "--bind", f"127.0.0.1:{port}", "--token-file", str(tok)])
+    r = invoke(["serve", "--bind", f"127.0.0.1:{port}", "--token-file", str(tok)])
     assert r.exit_code == 2 and "readable by others" in r.output

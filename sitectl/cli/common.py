@@ -110,7 +110,7 @@ def target_options(f):
             # Imported when a command runs, not when the CLI loads: python-on-whales, pydantic,
             # requests and rich are slow third-party modules at start-up.
             from sitectl.engine import DockerEngine  # noqa: PLC0415 - slow third-party module at start-up
-            from sitectl.sites.containers import running_target  # noqa: PLC0415 - slow third-party module at start-up
+            from sitectl.engine.recorded import running_target  # noqa: PLC0415 - slow third-party module at start-up
 
             target = running_target(DockerEngine(), stack, host, instance, data_dir, config_file,
                                     seed=seed, scale=scale, site_hosts=site_hosts)

@@ -169,6 +169,11 @@ class Engine(ABC):
         """Containers carrying every label of ``labels`` (a None value: any value), as
         :class:`ContainerInfo`, inspected one at a time as the caller iterates."""
 
+    def container_labels(self, labels: dict[str, str | None]) -> list[dict[str, str]]:
+        """The labels of every container carrying every label of ``labels`` (engines may
+        answer this faster than :meth:`iter_containers`)."""
+        return [c.labels for c in self.iter_containers(labels)]
+
     def containers(self, labels: dict[str, str | None]) -> list[ContainerInfo]:
         """All containers (running or not) carrying every label of ``labels``."""
         return list(self.iter_containers(labels))

@@ -7,14 +7,26 @@ from __future__ import annotations
 
 import concurrent.futures
 import errno
+import json
 import socket
+import subprocess
 from pathlib import Path
-
-from python_on_whales import DockerClient
-from python_on_whales.exceptions import DockerException, NoSuchContainer
+from typing import TYPE_CHECKING
 
 from sitectl.engine.base import ContainerInfo, Engine, RunSpec
 from sitectl.errors import EngineError, ImageMissing, PortInUse
+
+if TYPE_CHECKING:
+    from python_on_whales import DockerClient
+    from python_on_whales.exceptions import DockerException
+
+
+def _errors():
+    """python-on-whales' exception classes (``_errors().DockerException``, ``.NoSuchContainer``),
+    imported when an ``except`` clause first matches: the package costs ~0.13 s at start-up."""
+    from python_on_whales import exceptions  # noqa: PLC0415 - slow third-party module, on first use
+
+    return exceptions
 
 
 class DockerEngine(Engine):
@@ -25,8 +37,17 @@ class DockerEngine(Engine):
     """
 
     def __init__(self, client: DockerClient | None = None):
-        self.docker = client or DockerClient()
+        self._client = client
         self._version: str | None = None
+
+    @property
+    def docker(self) -> DockerClient:
+        """The python-on-whales client, made (and the package imported) on first use."""
+        if self._client is None:
+            from python_on_whales import DockerClient  # noqa: PLC0415 - slow third-party module, on first use
+
+            self._client = DockerClient()
+        return self._client
 
     # -- engine -------------------------------------------------------------------------
     def ping(self) -> str:
@@ -39,7 +60,7 @@ class DockerEngine(Engine):
             return self._version  # asked once per Engine: later failures surface as they happen
         try:
             v = self.docker.version()
-        except DockerException as e:
+        except _errors().DockerException as e:
             raise EngineError(
                 "the Docker engine is not running or not reachable "
                 f"({_one_line(e)}); start it with `sudo scripts/bootstrap-engine.sh` (or `make up`)"
@@ -57,7 +78,7 @@ class DockerEngine(Engine):
         uses it to tell a site's fault from the engine going away under it."""
         try:
             return getattr(self.docker.version(), "server", None) is not None
-        except DockerException:
+        except _errors().DockerException:
             return False
 
     def running_execs(self, name: str) -> int:
@@ -65,9 +86,9 @@ class DockerEngine(Engine):
         which the engine lists only while they run); 0 when the container is gone."""
         try:
             return len(self.docker.container.inspect(name).exec_ids or [])
-        except NoSuchContainer:
+        except _errors().NoSuchContainer:
             return 0
-        except DockerException as e:
+        except _errors().DockerException as e:
             raise EngineError(f"docker inspect {name} failed: {_one_line(e)}") from None
 
     # -- images -------------------------------------------------------------------------
@@ -79,14 +100,14 @@ class DockerEngine(Engine):
         """The id (``sha256:...``) of local image ``tag``, or None."""
         try:
             return str(self.docker.image.inspect(tag).id)
-        except DockerException:
+        except _errors().DockerException:
             return None
 
     def image_label(self, tag: str, key: str) -> str | None:
         """Label ``key`` of local image ``tag`` (None when the image or the label is absent)."""
         try:
             return (self.docker.image.inspect(tag).config.labels or {}).get(key)
-        except DockerException:
+        except _errors().DockerException:
             return None
 
     def build(self, tag: str, context: Path, dockerfile: Path, args: dict[str, str],
@@ -101,7 +122,7 @@ class DockerEngine(Engine):
                 context, file=dockerfile, tags=[tag], build_args=args, labels=labels or {},
                 pull=False, quiet=True,
             )
-        except DockerException as e:
+        except _errors().DockerException as e:
             raise EngineError(f"building image {tag} failed:\n{_tail(e, 30)}") from None
 
     def load_archive(self, path: Path, on_bytes=None) -> list[str]:
@@ -124,7 +145,7 @@ class DockerEngine(Engine):
 
         try:
             return self.docker.image.load(chunks(), quiet=True)
-        except DockerException as e:
+        except _errors().DockerException as e:
             raise EngineError(f"docker load {path} failed: {_one_line(e)}") from None
 
     # -- networks -----------------------------------------------------------------------
@@ -138,7 +159,7 @@ class DockerEngine(Engine):
         if self.docker.network.exists(name):
             try:
                 self.docker.network.remove(name)
-            except DockerException:
+            except _errors().DockerException:
                 pass  # still used by a container that is not ours: leave it
 
     # -- containers ---------------------------------------------------------------------
@@ -163,9 +184,9 @@ class DockerEngine(Engine):
         """
         try:
             return self._info(self.docker.container.inspect(name))
-        except NoSuchContainer:
+        except _errors().NoSuchContainer:
             return None
-        except DockerException as e:
+        except _errors().DockerException as e:
             raise EngineError(f"docker inspect {name} failed: {_one_line(e)}") from None
 
     def iter_containers(self, labels: dict[str, str | None]):
@@ -176,8 +197,28 @@ class DockerEngine(Engine):
         for c in self.docker.container.list(all=True, filters=filters):
             try:
                 yield self._info(c)
-            except NoSuchContainer:
+            except _errors().NoSuchContainer:
                 continue  # removed meanwhile
+
+    def container_labels(self, labels: dict[str, str | None]) -> list[dict[str, str]]:
+        """The labels of every container (running or not) carrying every label of ``labels``,
+        through two ``docker`` CLI calls (``container ls -q`` with label filters, then one
+        ``container inspect``) without python-on-whales, which costs more than both at
+        start-up; with a client of its own (another ``DOCKER_HOST``), through it.
+
+        Raises:
+            EngineError: the ``docker`` client failed or timed out (no engine answers).
+            OSError: there is no ``docker`` client.
+        """
+        if self._client is not None:
+            return [c.labels for c in self.iter_containers(labels)]
+        filters = [a for k, v in labels.items() for a in ("--filter", f"label={k if v is None else f'{k}={v}'}")]
+        ids = _docker_cli(["container", "ls", "-a", "-q", "--no-trunc", *filters]).split()
+        if not ids:
+            return []
+        # A container removed between the two calls is left out (inspect exits 1, prints the rest).
+        out = _docker_cli(["container", "inspect", "--format", "{{json .Config.Labels}}", *ids], ok_codes=(0, 1))
+        return [json.loads(line) or {} for line in out.splitlines() if line.startswith("{") or line == "null"]
 
     def memory_used(self, names: list[str]) -> dict[str, int]:
         """Memory in use per running container (bytes, as ``docker stats`` reports it)."""
@@ -236,7 +277,7 @@ class DockerEngine(Engine):
                 networks=[spec.network] if spec.network else [],
                 pull="never",
             )
-        except DockerException as e:
+        except _errors().DockerException as e:
             self.remove(spec.name)  # created but not started: leave nothing half-made
             text = _one_line(e)
             if "port is already allocated" in text or "address already in use" in text:
@@ -247,16 +288,16 @@ class DockerEngine(Engine):
         """Start an existing stopped container."""
         try:
             self.docker.container.start(name)
-        except DockerException as e:
+        except _errors().DockerException as e:
             raise EngineError(f"docker start {name} failed: {_one_line(e)}") from None
 
     def remove(self, name: str, volumes: bool = False) -> None:
         """Force-remove container ``name`` if it exists."""
         try:
             self.docker.container.remove(name, force=True, volumes=volumes)
-        except NoSuchContainer:
+        except _errors().NoSuchContainer:
             pass
-        except DockerException as e:
+        except _errors().DockerException as e:
             if "No such container" not in str(e):
                 raise EngineError(f"docker rm {name} failed: {_one_line(e)}") from None
 
@@ -264,7 +305,7 @@ class DockerEngine(Engine):
         """The last ``lines`` lines of the container's output (stdout and stderr)."""
         try:
             return str(self.docker.container.logs(name, tail=lines)).rstrip()
-        except DockerException:
+        except _errors().DockerException:
             return "(no logs)"
 
     def exec(self, name: str, argv: list[str], timeout: float = 600) -> tuple[int, str]:
@@ -277,7 +318,7 @@ class DockerEngine(Engine):
             try:
                 out = self.docker.container.execute(name, list(argv))
                 return 0, out or ""
-            except DockerException as e:
+            except _errors().DockerException as e:
                 out = "\n".join(x for x in (_decode(e.stdout), _decode(e.stderr)) if x)
                 return (e.return_code or 1), out
 
@@ -294,20 +335,36 @@ class DockerEngine(Engine):
         """Copy ``path`` out of container ``name`` to ``local`` (``docker cp``)."""
         try:
             self.docker.copy((name, path), local)
-        except DockerException as e:
+        except _errors().DockerException as e:
             raise EngineError(f"docker cp {name}:{path} failed: {_one_line(e)}") from None
 
     def copy_to(self, local: Path, name: str, path: str) -> None:
         """Copy ``local`` into container ``name`` at ``path`` (``docker cp``)."""
         try:
             self.docker.copy(local, (name, path))
-        except DockerException as e:
+        except _errors().DockerException as e:
             raise EngineError(f"docker cp to {name}:{path} failed: {_one_line(e)}") from None
 
     def replaced(self, name: str) -> bool:
         """Always False: on a single host sitectl names and creates its containers itself, so the
         container of a name is the one it brought up (or none)."""
         return False
+
+
+def _docker_cli(args: list[str], ok_codes: tuple[int, ...] = (0,), timeout: float = 30) -> str:
+    """Run ``docker ARGS`` (an argv, never a shell) and return its standard output.
+
+    Raises:
+        EngineError: the command exited with a code not in ``ok_codes``, or ran past ``timeout``
+            seconds.
+    """
+    try:
+        r = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"docker {args[0]} {args[1]} did not answer within {timeout:g} s") from None
+    if r.returncode not in ok_codes:
+        raise EngineError(f"docker {args[0]} {args[1]} failed: {' '.join(r.stderr.split())[:500]}")
+    return r.stdout
 
 
 def _decode(x) -> str:

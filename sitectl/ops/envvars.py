@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from sitectl.http import is_localhost_name, system_resolves
+from sitectl.hostnames import is_localhost_name, system_resolves
 from sitectl.stack.target import Target
 
 #: BrowserGym's names (browsergym-webarena ``instance.py``; research/peers.md §1.3).

@@ -4,9 +4,8 @@ test_bad_input_docker.py and test_reset_delta.py.)"""
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from sitectl.cli import main
+from tests.conftest import invoke
 
 SITE = """\
 name: x
@@ -31,7 +30,7 @@ def stack(tmp_path, **kw):
 
 
 def run(*args):
-    r = CliRunner().invoke(main, list(args))
+    r = invoke(list(args))
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     return r.exit_code, r.output
 
@@ -57,7 +56,7 @@ def test_not_utf8_and_duplicate_keys(tmp_path):
 
 @pytest.mark.parametrize("host", ["127.1", "2130706433", "0.0.0.0", "", "a b", "x:80", "http://x"])
 def test_hosts_refused(host):
-    r = CliRunner().invoke(main, ["env", "--host", host, "--json"])
+    r = invoke(["env", "--host", host, "--json"])
     assert r.exit_code == 2 and "error" in json.loads(r.stdout)
 
 

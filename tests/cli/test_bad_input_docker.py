@@ -2,11 +2,9 @@
 import socket
 
 import pytest
-from click.testing import CliRunner
 
-from sitectl.cli import main
 from sitectl.stack.target import PORT_STEP
-from tests.conftest import SCRATCH_INSTANCE
+from tests.conftest import SCRATCH_INSTANCE, invoke
 
 OFFSET = PORT_STEP * SCRATCH_INSTANCE  # instance N publishes declared ports + 100 * N
 
@@ -27,7 +25,7 @@ HOMEPAGE = """\
 
 
 def cli(*args):
-    return CliRunner().invoke(main, [*args, "--instance", str(SCRATCH_INSTANCE)])
+    return invoke([*args, "--instance", str(SCRATCH_INSTANCE)])
 
 
 def free_port() -> int:
@@ -96,7 +94,7 @@ def test_probe_that_never_passes_names_probe_and_last_response(mini, scratch_sta
 
 def test_engine_not_running(monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    r = CliRunner().invoke(main, ["status"])
+    r = invoke(["status"])
     assert r.exit_code == 3 and "Docker engine is not running" in r.output, r.output
 
 
@@ -112,13 +110,13 @@ def test_images_load_reads_official_archives(engine, scratch_stack, tmp_path):
     assert not engine.image_exists(tag)
     p = scratch_stack(HOMEPAGE.format(image=tag, port=free_port(), timeout=30,
                                       extra="image_archive: load-probe.tar"))
-    r = CliRunner().invoke(main, ["images", "load", str(tmp_path), "--stack", str(p), "--json",
+    r = invoke(["images", "load", str(tmp_path), "--stack", str(p), "--json",
                                   "--instance", str(SCRATCH_INSTANCE)])
     assert r.exit_code == 0, r.output
     import json
 
     assert json.loads(r.stdout)["archives"][0]["status"] == "loaded"
     assert engine.image_exists(tag)
-    r = CliRunner().invoke(main, ["images", "load", str(tmp_path / "nope"), "--stack", str(p)])
+    r = invoke(["images", "load", str(tmp_path / "nope"), "--stack", str(p)])
     assert r.exit_code == 2 and "not a directory" in r.output
     engine.docker.image.remove(tag)

@@ -19,13 +19,12 @@ from pathlib import Path
 
 import pytest
 import requests
-from click.testing import CliRunner
 
-from sitectl.cli import main
 from sitectl.engine import DockerEngine
 from sitectl.ops.pool import Pool
 from sitectl.server import make_server, serve
 from sitectl.stack.target import resolve_target
+from tests.conftest import invoke
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +53,7 @@ def _tree(p: Path) -> dict:
 
 
 def cli(*args) -> tuple[int, dict, str]:
-    r = CliRunner().invoke(main, [*args, "--json"])
+    r = invoke([*args, "--json"])
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     try:
         data = json.loads(r.stdout) if r.stdout.strip() else {}

@@ -1,9 +1,7 @@
 """`sitectl env`: the variables WebArena (env_config.py) and BrowserGym read."""
 import json
 
-from click.testing import CliRunner
-
-from sitectl.cli import main
+from tests.conftest import invoke
 
 EXPECTED = {  # research/webarena-official.md §2, canonical values for <host> = 10.0.0.5
     "SHOPPING": "http://10.0.0.5:7770",
@@ -17,7 +15,7 @@ EXPECTED = {  # research/webarena-official.md §2, canonical values for <host> =
 
 
 def env(*args):
-    r = CliRunner().invoke(main, ["env", "--host", "10.0.0.5", *args])
+    r = invoke(["env", "--host", "10.0.0.5", *args])
     assert r.exit_code == 0, r.output
     return r.output
 
@@ -44,6 +42,6 @@ def test_no_trailing_slash_and_scheme_everywhere():
 
 
 def test_host_with_shell_characters_is_refused():
-    r = CliRunner().invoke(main, ["env", "--host", "x;rm -rf /"])
+    r = invoke(["env", "--host", "x;rm -rf /"])
     assert r.exit_code == 2
     assert "invalid host" in r.output

@@ -6,9 +6,7 @@ research/webarena-official.md §1.1-§1.6, with <host> = example.org and the ZIM
 import json
 import shlex
 
-from click.testing import CliRunner
-
-from sitectl.cli import main
+from tests.conftest import invoke
 
 HOST = "example.org"
 OFFICIAL = {
@@ -68,7 +66,7 @@ def parse_run(argv: list[str]) -> dict:
 
 
 def ours() -> dict:
-    r = CliRunner().invoke(main, ["plan", "--stack", "webarena", "--host", HOST, "--data-dir", "/zims", "--json"])
+    r = invoke(["plan", "--stack", "webarena", "--host", HOST, "--data-dir", "/zims", "--json"])
     assert r.exit_code == 0, r.output
     return {e["site"]: e for e in json.loads(r.stdout)["commands"]}
 
@@ -87,14 +85,14 @@ def test_plan_matches_official_commands_item_by_item():
 
 
 def test_plan_default_is_loopback_only():
-    r = CliRunner().invoke(main, ["plan", "--stack", "webarena", "--host", "127.0.0.1", "--json"])
+    r = invoke(["plan", "--stack", "webarena", "--host", "127.0.0.1", "--json"])
     assert r.exit_code == 0, r.output
     run = {e["site"]: e["run"] for e in json.loads(r.stdout)["commands"]}
     assert "127.0.0.1:7770:80" in run["shopping"]
 
 
 def test_plan_text_is_shell_quoted():
-    r = CliRunner().invoke(main, ["plan", "--stack", "webarena", "--host", HOST, "gitlab"])
+    r = invoke(["plan", "--stack", "webarena", "--host", HOST, "gitlab"])
     assert r.exit_code == 0, r.output
     lines = [line for line in r.output.splitlines() if line.startswith("docker exec gitlab sed")]
     assert shlex.split(lines[0])[-2] == f"s|^external_url.*|external_url 'http://{HOST}:8023'|"

@@ -115,6 +115,7 @@ def _status(pool: str, token: str) -> dict:
     return r.json()
 
 
+@pytest.mark.docker
 def test_deploy_refuses_a_worker_and_bad_input(lab):
     worker = lab["nodes"][1]["engine"]
     code, out = run("cluster", "deploy", "--instances", "1", "--docker-host", worker, "--json", check=False, env=lab["env"])
@@ -130,6 +131,7 @@ def test_deploy_refuses_a_worker_and_bad_input(lab):
                                                 text=True).stdout
 
 
+@pytest.mark.docker
 def test_fleet_spreads_over_nodes_fails_over_a_lost_node_and_heals(lab):
     env, manager = lab["env"], lab["manager"]
     t0 = time.monotonic()

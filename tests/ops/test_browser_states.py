@@ -10,10 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sitectl.cli import main
 from sitectl.sites import driver_for
+from tests.conftest import invoke
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("keep_login_registry")]
 
@@ -35,7 +34,7 @@ def test_every_state_file_opens_logged_in_pages_in_chromium(mini, tmp_path):
     assert shutil.which(CHROMIUM), "Debian's chromium is installed by `make test` (apt-get install chromium)"
     from playwright.sync_api import sync_playwright
 
-    r = CliRunner().invoke(main, ["login", "--out", str(tmp_path), "--json"])
+    r = invoke(["login", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     files = [Path(f["file"]) for f in json.loads(r.stdout)["files"]]
     assert len(files) == 8

@@ -13,13 +13,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sitectl.cli import main
 from sitectl.ops import lifecycle
 from sitectl.ops.envvars import env_vars
 from sitectl.progress import Reporter
 from sitectl.stack.target import resolve_target
+from tests.conftest import invoke
 from tests.ops.test_browser_states import CHROMIUM, KEYWORD, logged_in
 from tests.ops.test_login import probe_file
 from tests.replicas.test_webarena_client import BROWSERS, JUDGE, PY
@@ -34,7 +33,7 @@ TEN = sorted(["gitlab_state.json", "shopping_state.json", "shopping_admin_state.
 
 
 def cli(*args):
-    r = CliRunner().invoke(main, [*args, "--instance", str(INSTANCE)])
+    r = invoke([*args, "--instance", str(INSTANCE)])
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     return r.exit_code, (json.loads(r.stdout) if "--json" in args and r.stdout.strip() else r.output)
 
@@ -127,7 +126,7 @@ def test_webarena_own_login_makes_the_forum_shop_pair(hosted, tmp_path):
 
 
 def test_site_hosts_refused_on_an_address_and_against_running_containers(hosted):
-    r = CliRunner().invoke(main, ["env", "--site-hosts", "--host", "127.0.0.1", "--instance", "5"])
+    r = invoke(["env", "--site-hosts", "--host", "127.0.0.1", "--instance", "5"])
     assert r.exit_code == 2 and "is an address" in r.output and "--host localhost" in r.output
-    r = CliRunner().invoke(main, ["up", "reddit", "--no-site-hosts", "--host", "localhost", "--instance", "1"])
+    r = invoke(["up", "reddit", "--no-site-hosts", "--host", "localhost", "--instance", "1"])
     assert r.exit_code == 2 and "site host names on, not off" in r.output

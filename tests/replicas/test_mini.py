@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sitectl.cli import main
 from tests.actions import postmill, readonly
+from tests.conftest import invoke
 
 pytestmark = pytest.mark.docker
 
@@ -19,12 +18,12 @@ SITES = ["shopping", "shopping_admin", "reddit", "gitlab", "wikipedia", "map", "
 
 
 def cli(*args):
-    r = CliRunner().invoke(main, list(args))
+    r = invoke(list(args))
     return r.exit_code, r.output
 
 
 def cli_json(*args):
-    r = CliRunner().invoke(main, [*args, "--json"])
+    r = invoke([*args, "--json"])
     return r.exit_code, json.loads(r.stdout)
 
 

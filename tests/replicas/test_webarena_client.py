@@ -15,10 +15,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sitectl.cli import main
 from sitectl.ops.envvars import env_vars
+from tests.conftest import invoke
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("keep_login_registry")]
 
@@ -58,7 +57,7 @@ def test_webarena_auto_login_logs_into_the_replicas(mini, tmp_path):
 
 
 def test_webarena_is_expired_accepts_sitectl_files(mini, tmp_path):
-    r = CliRunner().invoke(main, ["login", "--out", str(tmp_path), "--json"])
+    r = invoke(["login", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     files = sorted(str(p) for p in tmp_path.glob("*_state.json"))
     assert len(files) == 8

@@ -13,6 +13,7 @@ import pytest
 from sitectl import snapshots
 from tests.actions import gitlab as gl
 from tests.actions import magento, postmill
+from tests.conftest import invoke
 
 pytestmark = pytest.mark.docker
 
@@ -211,12 +212,9 @@ def test_named_snapshot_export_import_restore(mini, engine, tmp_path):
     import json
     import tarfile
 
-    from click.testing import CliRunner
-
-    from sitectl.cli import main
 
     def cli(*args):
-        r = CliRunner().invoke(main, [*args, "--json"])
+        r = invoke([*args, "--json"])
         return r.exit_code, r.stdout
 
     arch = tmp_path / "golden.tar.gz"

@@ -2,11 +2,10 @@
 import textwrap
 
 import pytest
-from click.testing import CliRunner
 
-from sitectl.cli import main
 from sitectl.errors import StackError, UsageError
 from sitectl.stack import load_stack
+from tests.conftest import invoke
 
 
 def write(tmp_path, text, name="stack.yaml"):
@@ -124,20 +123,20 @@ def test_unknown_site_name_is_one_clear_error():
     with pytest.raises(UsageError) as e:
         load_stack("mini").select(["shoping"])
     assert "unknown site 'shoping'" in str(e.value) and "shopping" in str(e.value)
-    r = CliRunner().invoke(main, ["plan", "shoping"])
+    r = invoke(["plan", "shoping"])
     assert r.exit_code == 2 and "unknown site 'shoping'" in r.output
 
 
 def test_cli_reports_malformed_stack_and_exits_2(tmp_path):
     p = write(tmp_path, "name: x\nsites: [\n")
-    r = CliRunner().invoke(main, ["plan", "--stack", str(p)])
+    r = invoke(["plan", "--stack", str(p)])
     assert r.exit_code == 2 and "malformed YAML" in r.output and str(p) in r.output
 
 
 def test_config_file_supplies_host(tmp_path):
     cfg = write(tmp_path, "host: cfg.example.org\n", "sitectl.yaml")
-    r = CliRunner().invoke(main, ["env", "--config", str(cfg), "--json"])
+    r = invoke(["env", "--config", str(cfg), "--json"])
     assert r.exit_code == 0 and "http://cfg.example.org:7770" in r.output
     bad = write(tmp_path, "hots: x\n", "bad.yaml")
-    r = CliRunner().invoke(main, ["env", "--config", str(bad)])
+    r = invoke(["env", "--config", str(bad)])
     assert r.exit_code == 2 and "unknown key(s) hots" in r.output

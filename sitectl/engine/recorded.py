@@ -1,0 +1,39 @@
+"""The target of an instance as it runs: the host (and per-site host names) recorded on its
+containers' labels, folded into :func:`sitectl.stack.target.resolve_target`. Light on purpose:
+every command starts here (``sitectl env`` in a harness loop), so it needs only the stack model
+and one label lookup (:meth:`sitectl.engine.base.Engine.container_labels`)."""
+from __future__ import annotations
+
+from sitectl.engine.base import Engine
+from sitectl.stack.target import Target, read_config, resolve_target
+
+
+def recorded_host(engine: Engine, instance: int | None) -> tuple[str | None, bool | None]:
+    """The host an instance's running containers were made for and whether each site has its
+    own name under it (labels ``sitectl.host``, ``sitectl.site_hosts``); (None, None) when no
+    container of the instance runs or no engine answers (config and defaults decide then)."""
+    try:
+        for labels in engine.container_labels({"sitectl.instance": str(instance or 0)}):
+            if labels.get("sitectl.host"):
+                return labels["sitectl.host"], labels.get("sitectl.site_hosts") == "1"
+    except Exception:  # noqa: BLE001 - no engine: fall back to config/defaults
+        return None, None
+    return None, None
+
+
+def running_target(engine: Engine, stack: str | None = None, host: str | None = None, instance: int | None = None,
+                   data_dir: str | None = None, config: str | None = None, seed: int | None = None,
+                   scale: str | None = None, site_hosts: bool | None = None) -> Target:
+    """The :class:`~sitectl.stack.target.Target` of instance ``instance`` as it runs: the
+    options given, then the config file, then the host and site-host setting recorded on the
+    instance's running containers (:func:`recorded_host`), then the stack's defaults. The one
+    place the CLI, the Python API and the locators resolve "the target of instance N".
+
+    Raises:
+        UsageError, sitectl.errors.StackError: bad values, naming the option or file.
+    """
+    # The labels of the instance the command acts on (the config file may name it).
+    inst = instance if instance is not None else read_config(config).get("instance")
+    rec_host, rec_site_hosts = recorded_host(engine, inst)
+    return resolve_target(stack, host, instance, data_dir, config, recorded_host=rec_host, seed=seed, scale=scale,
+                          site_hosts=site_hosts, recorded_site_hosts=rec_site_hosts)
