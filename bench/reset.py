@@ -8,7 +8,7 @@ For each scale (tiny, full) the mini stack is brought up at that scale, then, pe
   container from its image, run the post-start steps and wait for the health probes
   (``sitectl reset --recreate`` without the golden snapshot that sitectl then takes).
 
-Every timing goes through the same code the CLI runs (``sitectl.ops``). Each delta reset
+Every timing goes through the same code the CLI runs (``sitectl.ops``, ``sitectl.snapshots``). Each delta reset
 must report method ``delta`` with no escalation, and after each mutation's repetitions the
 site's state is compared with the golden snapshot (``verify --deep``): a mismatch is counted.
 

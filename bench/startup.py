@@ -7,10 +7,15 @@ fine: ``env`` then falls back to the config and the defaults). Each command runs
 (disk caches), then ``--runs`` times; the target is 0.15 s for each, judged on the median
 (the minimum is reported too: on a loaded machine it is the closest to the CLI's own cost).
 
-Output: JSON with min, median, max per command, the machine and its load before and after,
-and each target met or missed, in ``bench/results/startup.json``.
+The baseline runs in the same batch: ``--baseline REF`` (default ``HEAD~1`` is not assumed:
+give a commit, e.g. the one before the CLI became lazy) is checked out into a temporary folder
+and both trees' CLIs are started the same way, ``python -c`` with the tree first on
+``sys.path`` (no console script, no editable-install finder), one run of each in turn.
 
-    python bench/startup.py --runs 20
+Output: JSON with min, median, max per command and tree, the machine and its load before and
+after, and each target met or missed, in ``bench/results/startup.json``.
+
+    python bench/startup.py --runs 20 --baseline 642323f
 """
 from __future__ import annotations
 
@@ -21,12 +26,16 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.15
 COMMANDS = [["--help"], ["env"]]
+#: Starts the CLI of the tree in argv[1] with the rest of argv as its command line.
+LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); sys.argv = ['sitectl', *sys.argv[2:]]; " \
+         "from sitectl.cli import run; run()"
 
 
 def time_command(argv: list[str], runs: int) -> dict:
@@ -47,6 +56,31 @@ def time_command(argv: list[str], runs: int) -> dict:
                        "met_by_min": min(times) <= TARGET_S}}
 
 
+def _stats(times: list[float]) -> dict:
+    return {"n": len(times), "min_s": round(min(times), 4), "median_s": round(statistics.median(times), 4),
+            "max_s": round(max(times), 4)}
+
+
+def time_pair(trees: dict[str, Path], argv: list[str], runs: int) -> dict:
+    """Each tree's CLI with ``argv``, one run of each in turn (after one untimed run each), so a
+    change of load hits both alike; wall seconds per tree."""
+    cmds = {name: [sys.executable, "-c", LAUNCH, str(tree), *argv] for name, tree in trees.items()}
+    for cmd in cmds.values():
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    times: dict[str, list[float]] = {name: [] for name in cmds}
+    for _ in range(runs):
+        for name, cmd in cmds.items():
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+            times[name].append(time.perf_counter() - t0)
+            if p.returncode != 0:
+                raise SystemExit(f"{name} sitectl {' '.join(argv)}: exit {p.returncode}: "
+                                 f"{p.stderr.decode(errors='replace')[-500:]}")
+    out = {name: _stats(t) for name, t in times.items()}
+    out["ratio_median"] = round(out["baseline"]["median_s"] / out["this"]["median_s"], 2)
+    return {"argv": ["sitectl", *argv], **out}
+
+
 def containers_of_instance_0() -> int | None:
     """How many containers of instance 0 Docker lists (what ``env`` asks about); None when no
     engine answers."""
@@ -63,6 +97,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=20, help="Timed runs per command (after one untimed run).")
     ap.add_argument("--sitectl", type=Path, default=Path(sys.executable).with_name("sitectl"),
                     help="The console script to time (default: the one beside this Python).")
+    ap.add_argument("--baseline", metavar="REF", help="A commit to time in the same batch (python -c, both trees).")
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/startup.json")
     a = ap.parse_args()
     if a.runs < 1:
@@ -72,6 +107,13 @@ def main() -> int:
         return 2
     load_before = os.getloadavg()
     results = [time_command([str(a.sitectl), *argv], a.runs) for argv in COMMANDS]
+    pairs = []
+    if a.baseline:
+        with tempfile.TemporaryDirectory(prefix="sitectl-baseline-") as tmp:
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.baseline, "sitectl", "stacks", "healthchecks"],
+                                     capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            pairs = [time_pair({"baseline": Path(tmp), "this": ROOT}, argv, a.runs) for argv in COMMANDS]
     load_after = os.getloadavg()
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -84,6 +126,7 @@ def main() -> int:
               "method": "wall time of the whole process (subprocess.run, output to /dev/null), "
                         "one untimed run first",
               "commands": results,
+              "against_baseline": {"ref": a.baseline, "pairs": pairs} if a.baseline else None,
               "targets_met": all(r["target"]["met"] for r in results)}
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2) + "\n")

@@ -80,7 +80,7 @@ class Environment:
 
         Raises:
             sitectl.stores.StoreError: a store could not be restored even by the full path.
-            sitectl.snapshots.journal.InstanceBusy: ``wait`` False (or a number of seconds passed)
+            sitectl.errors.InstanceBusy: ``wait`` False (or a number of seconds passed)
                 while another process changes this instance.
         """
 

@@ -40,7 +40,7 @@ def status(target: Target, as_json: bool, sites):
 @target_options
 def verify(target: Target, as_json: bool, sites, deep, snap):
     """Deep health: database, login page, and a logged-in probe, per site."""
-    # An interrupted reset is rolled forward first (sitectl/ops/journal.py); the state is
+    # An interrupted reset is rolled forward first (sitectl.snapshots.recover_pending, under the lock of sitectl/snapshots/journal.py); the state is
     # compared before the probes, whose logins write (sessions, last-login times).
     result = checks.verify_report(target, target.stack.select(sites), DockerEngine(), deep, snap, _reporter(as_json))
     outcomes = [ProbeOutcome(**o) for o in result["results"]]

@@ -207,11 +207,11 @@ class DockerEngine(Engine):
         start-up; with a client of its own (another ``DOCKER_HOST``), through it.
 
         Raises:
-            EngineError: the ``docker`` client failed or timed out (no engine answers).
+            EngineError: the ``docker`` client failed (no engine answers).
             OSError: there is no ``docker`` client.
         """
-        if self._client is not None:
-            return [c.labels for c in self.iter_containers(labels)]
+        if self._client is not None or type(self).iter_containers is not DockerEngine.iter_containers:
+            return super().container_labels(labels)  # another engine, or one that lists otherwise
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k if v is None else f'{k}={v}'}")]
         ids = _docker_cli(["container", "ls", "-a", "-q", "--no-trunc", *filters]).split()
         if not ids:
@@ -351,12 +351,12 @@ class DockerEngine(Engine):
         return False
 
 
-def _docker_cli(args: list[str], ok_codes: tuple[int, ...] = (0,), timeout: float = 30) -> str:
+def _docker_cli(args: list[str], ok_codes: tuple[int, ...] = (0,), timeout: float | None = None) -> str:
     """Run ``docker ARGS`` (an argv, never a shell) and return its standard output.
 
     Raises:
         EngineError: the command exited with a code not in ``ok_codes``, or ran past ``timeout``
-            seconds.
+            seconds (None: no limit, as python-on-whales' calls have none).
     """
     try:
         r = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)

@@ -65,10 +65,13 @@ def _read_yaml(path: Path) -> tuple[object, yaml.Node | None]:
         raise StackError(f"{path}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError as e:
         raise StackError(f"{path}: not UTF-8 text (byte {e.start})") from None
-    try:
-        return _parse_yaml(path, text, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (yaml.YAMLError, StackError):
-        pass  # parsed again below by the pure-Python loader, for its exact message and position
+    fast = getattr(yaml, "CSafeLoader", None)
+    # libyaml takes some tabs the pure-Python parser refuses: a file with a tab takes that path.
+    if fast is not None and "\t" not in text:
+        try:
+            return _parse_yaml(path, text, fast)
+        except (yaml.YAMLError, StackError):
+            pass  # parsed again below by the pure-Python loader, for its exact message and position
     try:
         return _parse_yaml(path, text, yaml.SafeLoader)
     except yaml.YAMLError as e:
@@ -79,20 +82,16 @@ def _read_yaml(path: Path) -> tuple[object, yaml.Node | None]:
 
 
 def _parse_yaml(path: Path, text: str, loader_class) -> tuple[object, yaml.Node | None]:
-    """Compose ``text`` once, refuse duplicate keys, then construct the data from the same node
-    tree (libyaml's parser when PyYAML has it: about ten times faster at start-up).
+    """The node tree of ``text`` (kept apart for error positions: constructing the data expands
+    ``<<`` merges in place) with duplicate keys refused, and the data, each parsed by
+    ``loader_class`` (libyaml's, when PyYAML has it, is about ten times faster at start-up).
 
     Raises:
         yaml.YAMLError: malformed YAML; StackError: a key given twice.
     """
-    loader = loader_class(text)
-    try:
-        node = loader.get_single_node()
-        _no_duplicate_keys(path, node)
-        data = loader.construct_document(node) if node is not None else None
-    finally:
-        loader.dispose()
-    return data, node
+    node = yaml.compose(text, Loader=loader_class)
+    _no_duplicate_keys(path, node)
+    return yaml.load(text, Loader=loader_class), node
 
 
 def _no_duplicate_keys(path: Path, node) -> None:

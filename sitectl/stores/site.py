@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sitectl.engine.base import Engine
 from sitectl.errors import StoreError
 from sitectl.stack.model import Site
+from sitectl.stores import stores_for
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.transport import failure, fits, run_batch
 
@@ -61,8 +62,6 @@ class SiteStores:
     """
 
     def __init__(self, site: Site, container: str, engine: Engine):
-        from sitectl.stores import stores_for  # noqa: PLC0415 - the package imports this module
-
         self.site = site
         self.container = container
         self.stores: list[Store] = stores_for(site, container, engine)
@@ -114,8 +113,8 @@ class SiteStores:
 
     def check(self, name: str) -> list[str]:
         """The closing check: flush the caches, then what still differs from snapshot ``name``
-        (one round trip)."""
-        return self.changes(name, after_restore=True).items
+        (one round trip), store by store in stack order."""
+        return [i for _, c in self.changes(name, after_restore=True).per_store for i in c.items]
 
     def restore(self, name: str, found: SiteChanges | None) -> list[str]:
         """Bring every store back to snapshot ``name`` and check: only what ``found`` lists
@@ -176,9 +175,3 @@ class SiteStores:
                 raise StoreError(f"{stores[0].site}: {what} failed: {err}")
         parts = _slices(results[len(restore) + len(flush):], groups)
         return [item for (st, c), part in zip(found.per_store, parts) for item in st.parse_check(name, c, part)]
-
-    # -- proof --------------------------------------------------------------------------
-    def fingerprints(self) -> list[tuple[Store, dict[str, str]]]:
-        """``(store, full fingerprint of its live state)`` for every store that has state
-        (cache stores have none)."""
-        return [(st, st.fingerprint(None)) for st in self.stores if st.kind != "cache"]
