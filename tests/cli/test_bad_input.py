@@ -67,13 +67,21 @@ def test_loopback_names_publish_on_loopback_only(host):
     assert "127.0.0.1:7770:80" in json.loads(out)["commands"][0]["run"]
 
 
-@pytest.mark.parametrize("text", ["instance: abc", "instance: 1.9", "instance: true", "seed: [1]", "seed: -3",
-                                  "site_hosts: \"yes\"", "site_hosts: 1"])
-def test_config_values_are_typed(tmp_path, text):
+@pytest.mark.parametrize("text, words", [
+    ("instance: abc", "key 'instance' must be a int, not 'abc'"),
+    ("instance: 1.9", "key 'instance' must be a int, not 1.9"),
+    ("instance: true", "key 'instance' must be a int, not True"),
+    ("seed: [1]", "key 'seed' must be a int, not [1]"),
+    ("seed: -3", None),  # refused by the seed check, which names the value, not the file
+    ("site_hosts: \"yes\"", "key 'site_hosts' must be a bool, not 'yes'"),
+    ("site_hosts: 1", "key 'site_hosts' must be a bool, not 1"),
+])
+def test_config_values_are_typed(tmp_path, text, words):
     c = tmp_path / "c.yaml"
     c.write_text(text + "\n")
     code, out = run("env", "--config", str(c))
-    assert code == 2 and ("must be" in out or "seed" in out), out
+    # The error names the file and the key (the message of a bad value in sitectl.yaml).
+    assert code == 2 and (f"{c}: {words}" in out if words else "seed -3: give 0 or more" in out), out
 
 
 @pytest.mark.parametrize("task,words", [
