@@ -6,11 +6,17 @@ import json
 import textwrap
 
 import pytest
+from hypothesis import settings
 
 from sitectl.engine import DockerEngine, Engine
 from sitectl.ops import lifecycle
 from sitectl.progress import Reporter
 from sitectl.stack.target import Target, resolve_target
+
+# Property tests judge behaviour, not speed (speed lives in bench/): no per-example deadline,
+# which a loaded 2-core CI machine or a first import inside a test would trip.
+settings.register_profile("sitectl", deadline=None)
+settings.load_profile("sitectl")
 
 MINI_HOST = "127.0.0.1"
 
