@@ -38,14 +38,20 @@ LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); sys.argv = ['sitectl', *s
          "from sitectl.cli import run; run()"
 
 
+def _timed_run(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+    """One run of ``cmd`` (output to /dev/null, errors kept): (wall seconds, the process)."""
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    return time.perf_counter() - t0, p
+
+
 def time_command(argv: list[str], runs: int) -> dict:
     """Run ``argv`` once untimed, then ``runs`` times; wall seconds of each run."""
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    _timed_run(argv)
     times, failures = [], 0
     for _ in range(runs):
-        t0 = time.perf_counter()
-        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
-        times.append(time.perf_counter() - t0)
+        seconds, p = _timed_run(argv)
+        times.append(seconds)
         if p.returncode != 0:
             failures += 1
             print(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.decode(errors='replace')[-500:]}", file=sys.stderr)
@@ -66,13 +72,12 @@ def time_pair(trees: dict[str, Path], argv: list[str], runs: int) -> dict:
     change of load hits both alike; wall seconds per tree."""
     cmds = {name: [sys.executable, "-c", LAUNCH, str(tree), *argv] for name, tree in trees.items()}
     for cmd in cmds.values():
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+        _timed_run(cmd)
     times: dict[str, list[float]] = {name: [] for name in cmds}
     for _ in range(runs):
         for name, cmd in cmds.items():
-            t0 = time.perf_counter()
-            p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
-            times[name].append(time.perf_counter() - t0)
+            seconds, p = _timed_run(cmd)
+            times[name].append(seconds)
             if p.returncode != 0:
                 raise SystemExit(f"{name} sitectl {' '.join(argv)}: exit {p.returncode}: "
                                  f"{p.stderr.decode(errors='replace')[-500:]}")

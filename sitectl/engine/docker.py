@@ -204,14 +204,16 @@ class DockerEngine(Engine):
         """The labels of every container (running or not) carrying every label of ``labels``,
         through two ``docker`` CLI calls (``container ls -q`` with label filters, then one
         ``container inspect``) without python-on-whales, which costs more than both at
-        start-up; with a client of its own (another ``DOCKER_HOST``), through it.
+        start-up; with a client of its own (another ``DOCKER_HOST``), through it. Engines that list
+        containers their own way (:class:`~sitectl.engine.swarm.TaskEngine`) take the base
+        class's version, over their :meth:`iter_containers`.
 
         Raises:
             EngineError: the ``docker`` client failed (no engine answers).
             OSError: there is no ``docker`` client.
         """
-        if self._client is not None or type(self).iter_containers is not DockerEngine.iter_containers:
-            return super().container_labels(labels)  # another engine, or one that lists otherwise
+        if self._client is not None:
+            return super().container_labels(labels)
         filters = [a for k, v in labels.items() for a in ("--filter", f"label={k if v is None else f'{k}={v}'}")]
         ids = _docker_cli(["container", "ls", "-a", "-q", "--no-trunc", *filters]).split()
         if not ids:

@@ -33,7 +33,7 @@ def running_target(engine: Engine, stack: str | None = None, host: str | None = 
         UsageError, sitectl.errors.StackError: bad values, naming the option or file.
     """
     # The labels of the instance the command acts on (the config file may name it).
-    inst = instance if instance is not None else read_config(config).get("instance")
-    rec_host, rec_site_hosts = recorded_host(engine, inst)
+    cfg = read_config(config)
+    rec_host, rec_site_hosts = recorded_host(engine, instance if instance is not None else cfg.get("instance"))
     return resolve_target(stack, host, instance, data_dir, config, recorded_host=rec_host, seed=seed, scale=scale,
-                          site_hosts=site_hosts, recorded_site_hosts=rec_site_hosts)
+                          site_hosts=site_hosts, recorded_site_hosts=rec_site_hosts, cfg=cfg)

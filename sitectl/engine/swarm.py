@@ -142,6 +142,9 @@ class TaskEngine(DockerEngine):
             except NoSuchContainer:
                 continue
 
+    #: Labels come from this engine's own listing (running task containers), not Docker's.
+    container_labels = Engine.container_labels
+
     def check_ports_free(self, spec: RunSpec, site: str) -> None:
         """Nothing to check: Swarm publishes the ports (``mode: host``) and reports a clash as
         a task error."""

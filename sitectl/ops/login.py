@@ -31,7 +31,7 @@ from requests.cookies import create_cookie
 
 from sitectl import http
 from sitectl.errors import LoginError, SiteUnhealthy, UsageError
-from sitectl.paths import state_dir
+from sitectl.paths import instance_dir
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites import driver_for
 from sitectl.sites.base import DRIVERS, retry_wait
@@ -380,8 +380,7 @@ def check(target: Target, sites: list[Site], role: str = DEFAULT_ROLE, out: Path
 
 # -- state folders a reset must refresh ------------------------------------------------------
 def _registry(target: Target) -> Path:
-
-    return state_dir() / f"i{target.instance}" / "login-folders.json"
+    return instance_dir(target.instance) / "login-folders.json"
 
 
 def _remember(target: Target, folder: Path, role: str) -> None:

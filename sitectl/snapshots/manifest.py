@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 
 from sitectl.errors import NotCovered, UsageError
-from sitectl.paths import state_dir
+from sitectl.paths import instance_dir
 from sitectl.stack.model import Site
 from sitectl.stack.target import Target
 from sitectl.stores import check_snapshot_name
@@ -26,7 +26,7 @@ GOLDEN = "golden"
 
 def manifest_path(target: Target, name: str) -> Path:
     """The manifest file of snapshot ``name`` of ``target``'s instance."""
-    return state_dir() / f"i{target.instance}" / name / "manifest.json"
+    return instance_dir(target.instance) / name / "manifest.json"
 
 
 def read_manifest(target: Target, name: str) -> dict:
@@ -65,7 +65,7 @@ def write_manifest(target: Target, name: str, data: dict) -> None:
 def list_snapshots(target: Target) -> list[dict]:
     """``[{"name", "created", "sites", "size"}]`` of the instance's snapshots, by name."""
     out = []
-    base = state_dir() / f"i{target.instance}"
+    base = instance_dir(target.instance)
     for p in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
         try:
             m = json.loads(p.read_text())
@@ -94,7 +94,7 @@ def forget_sites(target: Target, site_names: list[str], only: str | None = None,
 
 def _forget_sites(target: Target, site_names: list[str], only: str | None, why: str = "",
                   keep: str | None = None) -> None:
-    base = state_dir() / f"i{target.instance}"
+    base = instance_dir(target.instance)
     for p in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
         if (only is not None and p.parent.name != only) or p.parent.name == keep:
             continue

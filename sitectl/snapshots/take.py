@@ -31,8 +31,7 @@ def snapshot_site(target: Target, site: Site, name: str, engine: Engine) -> dict
     """Snapshot every store of one site; returns the site's manifest entry."""
     stores = SiteStores(site, target.container(site), engine)
     t0 = time.monotonic()
-    entry = {"stores": {}, "container": target.container(site)}
-    entry["stores"] = stores.snapshot(name)
+    entry = {"stores": stores.snapshot(name), "container": target.container(site)}
     entry["seconds"] = round(time.monotonic() - t0, 3)
     return entry
 

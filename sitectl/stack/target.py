@@ -225,6 +225,7 @@ def resolve_target(
     scale: str | None = None,
     site_hosts: bool | None = None,
     recorded_site_hosts: bool | None = None,
+    cfg: dict | None = None,
 ) -> Target:
     """Build the :class:`Target` of a command from its options, the config file and defaults.
 
@@ -234,6 +235,8 @@ def resolve_target(
         site_hosts, recorded_site_hosts: per-site host names from the command line and from
             the running containers (``sitectl.site_hosts``); with them on and no host given
             anywhere, the host is ``localhost`` (an address has no names under it).
+        cfg: the config file as :func:`read_config` returned it, when the caller read it
+            already (else it is read here).
 
     Raises:
         UsageError, sitectl.errors.StackError: bad values, naming the option or file.
@@ -241,7 +244,7 @@ def resolve_target(
     for opt, val in (("--stack", stack), ("--host", host), ("--data-dir", data_dir)):
         if val is not None and not str(val).strip():
             raise UsageError(f"{opt} is empty")
-    cfg = read_config(config)
+    cfg = read_config(config) if cfg is None else cfg
     st = load_stack(stack or cfg.get("stack") or "mini")
     sh = next(v for v in (site_hosts, cfg.get("site_hosts"), recorded_site_hosts, st.defaults.site_hosts)
               if v is not None)

@@ -3,8 +3,9 @@ site's stores from its ``stores`` entries in the stack file."""
 from __future__ import annotations
 
 from sitectl.engine import Engine
+from sitectl.errors import StoreError
 from sitectl.stack import Site
-from sitectl.stores.base import Changes, Store, StoreError, check_snapshot_name
+from sitectl.stores.base import Changes, Store, check_snapshot_name
 from sitectl.stores.cache import CacheStore
 from sitectl.stores.files import FilesStore
 from sitectl.stores.mysql import MysqlStore

@@ -15,7 +15,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from sitectl.errors import StoreError, UsageError
+from sitectl.errors import UsageError
 from sitectl.stores.transport import run_batch
 
 _SNAP_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}$")
@@ -158,12 +158,6 @@ class Store(ABC):
     def after_restore_requests(self) -> list:
         """Commands run after every store of the site restored (caches flush here)."""
         return []
-
-    def after_restore(self) -> None:
-        """Run :meth:`after_restore_requests` (one round trip)."""
-        for rc, out in run_batch(self.transport, self.after_restore_requests(), f"{self.site}: {self.label} after restore"):
-            if rc != 0:
-                raise StoreError(f"{self.site}: {self.label} after restore failed (exit code {rc}): {out.strip()[-500:]}")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.site}/{self.label}>"

@@ -15,7 +15,8 @@ No shell command is ever built from input: fixed scripts take paths as arguments
 """
 from __future__ import annotations
 
-from sitectl.stores.base import Changes, Store, StoreError
+from sitectl.errors import StoreError
+from sitectl.stores.base import Changes, Store
 from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_lines
 
 ROOT = "/var/lib/sitectl/snapshots/files"

@@ -24,7 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from sitectl.stores.base import Changes, Store, StoreError
+from sitectl.errors import StoreError
+from sitectl.stores.base import Changes, Store
 from sitectl.stores.literals import m_value, q_ident
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
 

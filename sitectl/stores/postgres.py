@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 import uuid
 
-from sitectl.stores.base import Changes, Store, StoreError
+from sitectl.errors import StoreError
+from sitectl.stores.base import Changes, Store
 from sitectl.stores.literals import pg_value, q_value
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
 

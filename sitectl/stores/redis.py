@@ -9,7 +9,8 @@ they count down by themselves). Restore empties database ``db`` and copies the k
 """
 from __future__ import annotations
 
-from sitectl.stores.base import Changes, Store, StoreError
+from sitectl.errors import StoreError
+from sitectl.stores.base import Changes, Store
 from sitectl.stores.transport import Command, ExecTransport, out_lines
 
 SNAP_DB = 15
