@@ -2,6 +2,8 @@
 
 * :data:`REPO_ROOT`: the checkout sitectl runs from (``stacks/``, ``healthchecks/`` beside
   the ``sitectl`` package).
+* :func:`cache_dir`: what can be recomputed at any time (``sitectl env``'s memo); deleting it
+  loses nothing.
 * :func:`state_dir`: snapshot manifests, reset journals, instance locks, recorded storage
   states and the serve token, ``<state dir>/i<N>/...`` per instance (layout:
   ``snapshots/README.md``).
@@ -25,3 +27,13 @@ def state_dir() -> Path:
 def instance_dir(instance: int) -> Path:
     """The state folder of instance ``instance``: ``<state dir>/i<instance>``."""
     return state_dir() / f"i{instance}"
+
+
+def cache_dir() -> Path:
+    """The host folder of what sitectl can recompute: ``$SITECTL_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/sitectl``, else ``~/.cache/sitectl`` (XDG Base Directory
+    Specification 0.8). Read on every call."""
+    if os.environ.get("SITECTL_CACHE_DIR"):
+        return Path(os.environ["SITECTL_CACHE_DIR"])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache") / "sitectl"

@@ -90,20 +90,32 @@ class LazyGroup(click.Group):
                 formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in commands])
 
 
-def target_options(f):
-    """Options every command shares: --stack, --host, --site-hosts, --instance, --seed, --scale,
+def target_option_flags(f):
+    """The options every command shares, as click parameters only (:func:`target_options`
+    turns them into a target): --stack, --host, --site-hosts, --instance, --seed, --scale,
     --data-dir, --config, --json."""
-    @click.option("--stack", help="Stack: mini (default), webarena, or a path to a stack YAML file.")
-    @click.option("--host", help="Host name or IPv4 the browser uses (default: config, running stack, 127.0.0.1).")
-    @click.option("--site-hosts/--no-site-hosts", default=None,
-                  help="Give each site its own host name under --host (shopping.localhost), so that no "
-                       "two sites share cookies (default: config, running stack, off).")
-    @click.option("--instance", type=int, default=None, help="Instance number (0 = WebArena's names and ports).")
-    @click.option("--seed", type=int, default=None, help="Replica seed (default: config, else 0).")
-    @click.option("--scale", type=click.Choice(["tiny", "full"]), default=None, help="Replica scale (default tiny).")
-    @click.option("--data-dir", type=click.Path(file_okay=False), help="Folder for {data} (e.g. the wiki ZIM).")
-    @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Config file (default ./sitectl.yaml).")
-    @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
+    for option in reversed((
+        click.option("--stack", help="Stack: mini (default), webarena, or a path to a stack YAML file."),
+        click.option("--host", help="Host name or IPv4 the browser uses (default: config, running stack, 127.0.0.1)."),
+        click.option("--site-hosts/--no-site-hosts", default=None,
+                     help="Give each site its own host name under --host (shopping.localhost), so that no "
+                          "two sites share cookies (default: config, running stack, off)."),
+        click.option("--instance", type=int, default=None, help="Instance number (0 = WebArena's names and ports)."),
+        click.option("--seed", type=int, default=None, help="Replica seed (default: config, else 0)."),
+        click.option("--scale", type=click.Choice(["tiny", "full"]), default=None, help="Replica scale (default tiny)."),
+        click.option("--data-dir", type=click.Path(file_okay=False), help="Folder for {data} (e.g. the wiki ZIM)."),
+        click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                     help="Config file (default ./sitectl.yaml)."),
+        click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout."),
+    )):
+        f = option(f)
+    return f
+
+
+def target_options(f):
+    """Options every command shares (:func:`target_option_flags`); the command gets
+    ``target`` (the running target of the instance) and ``as_json`` instead of them."""
+    @target_option_flags
     @functools.wraps(f)
     def wrapper(stack, host, site_hosts, instance, seed, scale, data_dir, config_file, as_json, **kw):
         def call():

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import click
 
-from sitectl.cli.common import target_options
+from sitectl.cli.common import run_guarded, target_option_flags, target_options
+from sitectl.engine import DockerEngine
 from sitectl.ops import envvars
 from sitectl.stack.target import Target
 
@@ -26,10 +27,16 @@ def hosts(target: Target, as_json: bool):
 
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(envvars.FORMATS), default="webarena", show_default=True)
-@target_options
-def env(target: Target, as_json: bool, fmt):
+@target_option_flags
+def env(fmt, stack, host, site_hosts, instance, seed, scale, data_dir, config_file, as_json):
     """Print the sites' environment variables (WebArena, BrowserGym or .env format)."""
-    values = envvars.env_vars(target, fmt)
-    if as_json:
-        return values
-    click.echo(envvars.env_text(values, fmt))
+    def call():
+        # Remembered between runs (keyed by every input, checked against the stack's files):
+        # a harness loop does not load the stack model each time.
+        values = envvars.running_env_vars(DockerEngine(), fmt, stack=stack, host=host, instance=instance,
+                                          data_dir=data_dir, config=config_file, seed=seed, scale=scale,
+                                          site_hosts=site_hosts)
+        if as_json:
+            return values
+        click.echo(envvars.env_text(values, fmt))
+    run_guarded(call, as_json)

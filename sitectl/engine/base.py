@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import tempfile
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -169,10 +168,11 @@ class Engine(ABC):
         """Containers carrying every label of ``labels`` (a None value: any value), as
         :class:`ContainerInfo`, inspected one at a time as the caller iterates."""
 
-    def container_labels(self, labels: dict[str, str | None]) -> list[dict[str, str]]:
-        """The labels of every container carrying every label of ``labels`` (engines may
-        answer this faster than :meth:`iter_containers`)."""
-        return [c.labels for c in self.iter_containers(labels)]
+    def container_labels(self, labels: dict[str, str | None], keys: tuple[str, ...]) -> list[dict[str, str]]:
+        """The labels named ``keys`` of every container (running or not) carrying every label of
+        ``labels``, one dict per container; a label the container lacks or has empty is left
+        out. Engines may answer this faster than :meth:`iter_containers`."""
+        return [{k: c.labels[k] for k in keys if c.labels.get(k)} for c in self.iter_containers(labels)]
 
     def containers(self, labels: dict[str, str | None]) -> list[ContainerInfo]:
         """All containers (running or not) carrying every label of ``labels``."""
@@ -274,7 +274,7 @@ class Adopted:
                 self._map[name] = ident
             if self.path is None:
                 return
-            fd, tmp = tempfile.mkstemp(prefix=".adopted-", dir=self.path.parent)
-            with os.fdopen(fd, "w") as f:
+            tmp = self.path.with_name(f".adopted-{os.getpid()}-{os.urandom(4).hex()}.tmp")
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
                 json.dump(self._map, f)
             os.replace(tmp, self.path)

@@ -5,11 +5,14 @@
 """
 from __future__ import annotations
 
-import concurrent.futures
 import errno
 import json
+import os
+import re
 import socket
 import subprocess
+import threading
+import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -200,27 +203,41 @@ class DockerEngine(Engine):
             except _errors().NoSuchContainer:
                 continue  # removed meanwhile
 
-    def container_labels(self, labels: dict[str, str | None]) -> list[dict[str, str]]:
-        """The labels of every container (running or not) carrying every label of ``labels``,
-        through two ``docker`` CLI calls (``container ls -q`` with label filters, then one
-        ``container inspect``) without python-on-whales, which costs more than both at
-        start-up; with a client of its own (another ``DOCKER_HOST``), through it. Engines that list
-        containers their own way (:class:`~sitectl.engine.swarm.TaskEngine`) take the base
-        class's version, over their :meth:`iter_containers`.
+    def container_labels(self, labels: dict[str, str | None], keys: tuple[str, ...]) -> list[dict[str, str]]:
+        """The labels named ``keys`` of every container (running or not) carrying every label of
+        ``labels``, without python-on-whales (it costs more than the question at start-up):
+        one request to the Engine API's ``GET /containers/json`` on the local socket when the
+        ``docker`` client would talk to that socket too (:func:`_local_socket`), else one
+        ``docker container ls`` whose format prints each wanted label as a JSON string
+        (``{{.Label "k" | json}}``). With a client of its own (another ``DOCKER_HOST``),
+        through it. Engines that list containers their own way
+        (:class:`~sitectl.engine.swarm.TaskEngine`) take the base class's version, over their
+        :meth:`iter_containers`.
 
         Raises:
+            ValueError: a key that is not a plain label name (letters, digits, ``._-``).
             EngineError: the ``docker`` client failed (no engine answers).
             OSError: there is no ``docker`` client.
         """
         if self._client is not None:
-            return super().container_labels(labels)
-        filters = [a for k, v in labels.items() for a in ("--filter", f"label={k if v is None else f'{k}={v}'}")]
-        ids = _docker_cli(["container", "ls", "-a", "-q", "--no-trunc", *filters]).split()
-        if not ids:
-            return []
-        # A container removed between the two calls is left out (inspect exits 1, prints the rest).
-        out = _docker_cli(["container", "inspect", "--format", "{{json .Config.Labels}}", *ids], ok_codes=(0, 1))
-        return [json.loads(line) or {} for line in out.splitlines() if line.startswith("{") or line == "null"]
+            return super().container_labels(labels, keys)
+        for k in keys:
+            if not re.fullmatch(r"[A-Za-z0-9._-]{1,200}", k):
+                raise ValueError(f"label name {k!r}: letters, digits and ._- only")  # it goes into a template
+        filters = [k if v is None else f"{k}={v}" for k, v in labels.items()]
+        listed = _api_get("/containers/json?all=1&filters=" + urllib.parse.quote(json.dumps({"label": filters})))
+        if isinstance(listed, list) and all(isinstance(c, dict) and isinstance(c.get("Labels") or {}, dict)
+                                            for c in listed):
+            return [{k: v for k in keys if isinstance(v := (c.get("Labels") or {}).get(k), str) and v}
+                    for c in listed]
+        fmt = "\t".join(f'{{{{.Label "{k}" | json}}}}' for k in keys)
+        out = _docker_cli(["container", "ls", "-a", "--no-trunc",
+                           *(a for f in filters for a in ("--filter", f"label={f}")), "--format", fmt])
+        rows = []
+        for line in out.splitlines():
+            values = [json.loads(v) for v in line.split("\t")]  # JSON strings hold no raw tab
+            rows.append({k: v for k, v in zip(keys, values, strict=True) if isinstance(v, str) and v})
+        return rows
 
     def memory_used(self, names: list[str]) -> dict[str, int]:
         """Memory in use per running container (bytes, as ``docker stats`` reports it)."""
@@ -324,14 +341,24 @@ class DockerEngine(Engine):
                 out = "\n".join(x for x in (_decode(e.stdout), _decode(e.stderr)) if x)
                 return (e.return_code or 1), out
 
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        fut = pool.submit(call)
-        try:
-            return fut.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
+        # A daemon thread: on expiry it is left to finish on its own, as the command inside is.
+        result: list[tuple[int, str]] = []
+        failure: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                result.append(call())
+            except BaseException as e:  # noqa: BLE001 - handed to the caller below
+                failure.append(e)
+
+        worker = threading.Thread(target=target, name=f"exec-{name}", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if failure:
+            raise failure[0]
+        if not result:
             return 124, f"timed out after {timeout:g} s"
-        finally:
-            pool.shutdown(wait=False)
+        return result[0]
 
     def copy_from(self, name: str, path: str, local: Path) -> None:
         """Copy ``path`` out of container ``name`` to ``local`` (``docker cp``)."""
@@ -351,6 +378,62 @@ class DockerEngine(Engine):
         """Always False: on a single host sitectl names and creates its containers itself, so the
         container of a name is the one it brought up (or none)."""
         return False
+
+
+#: The socket the ``docker`` client talks to when nothing says otherwise.
+DEFAULT_SOCKET = "/var/run/docker.sock"
+
+
+def _local_socket() -> str | None:
+    """The Unix socket of the engine the ``docker`` client would talk to, or None when the
+    client would be sent elsewhere or the answer is not plain: ``DOCKER_HOST`` when it is a
+    ``unix://`` address, else the default socket unless ``DOCKER_CONTEXT`` or the client
+    config's ``currentContext`` (``$DOCKER_CONFIG/config.json``, default ``~/.docker``) names
+    a context other than ``default`` (the client's order: docs.docker.com, "docker context",
+    "Use a context with the DOCKER_HOST/DOCKER_CONTEXT environment variables")."""
+    host = os.environ.get("DOCKER_HOST")
+    if host:
+        return host.removeprefix("unix://") if host.startswith("unix:///") else None
+    if os.environ.get("DOCKER_CONTEXT", "default") != "default":
+        return None
+    config = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker") / "config.json"
+    try:
+        current = json.loads(config.read_text(encoding="utf-8")).get("currentContext")
+    except FileNotFoundError:
+        current = None
+    except (OSError, ValueError, AttributeError):
+        return None  # unreadable or not a mapping: the client decides
+    return DEFAULT_SOCKET if current in (None, "", "default") else None
+
+
+def _api_get(path: str, timeout: float = 5.0, limit: int = 64 << 20) -> object | None:
+    """``GET path`` of the Engine API on :func:`_local_socket` (HTTP/1.0: the answer ends when
+    the engine closes the connection): the JSON body of a 200 answer, or None for anything
+    else (no socket, refused, timed out, another status, chunked or not JSON, more than
+    ``limit`` bytes), when the caller asks the ``docker`` client instead."""
+    where = _local_socket()
+    if where is None:
+        return None
+    data = bytearray()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(where)
+            s.sendall(f"GET {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode("ascii"))
+            while chunk := s.recv(1 << 16):
+                data += chunk
+                if len(data) > limit:
+                    return None
+    except OSError:
+        return None
+    head, sep, body = bytes(data).partition(b"\r\n\r\n")
+    status = head.split(b"\r\n", 1)[0].split()
+    if not sep or len(status) < 2 or status[1] != b"200" or b"transfer-encoding:" in head.lower():
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
 
 
 def _docker_cli(args: list[str], ok_codes: tuple[int, ...] = (0,), timeout: float | None = None) -> str:

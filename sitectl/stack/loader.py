@@ -2,6 +2,7 @@
 names the file, the line, the site and the field."""
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -58,13 +59,20 @@ def _node_at(node: yaml.Node | None, loc: tuple) -> yaml.Node | None:
     return best
 
 
+#: The SHA-256 (hex) of the bytes of every stack and health-check file read, by absolute path
+#: (the last read; a health-check file is read once per process, see :func:`load_health`).
+_READ_DIGESTS: dict[str, str] = {}
+
+
 def _read_yaml(path: Path) -> tuple[object, yaml.Node | None]:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except OSError as e:
         raise StackError(f"{path}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError as e:
         raise StackError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    _READ_DIGESTS[str(path.resolve())] = hashlib.sha256(raw).hexdigest()
     fast = getattr(yaml, "CSafeLoader", None)
     # libyaml takes some tabs the pure-Python parser refuses: a file with a tab takes that path.
     if fast is not None and "\t" not in text:
@@ -138,8 +146,9 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
-def _read_stack_data(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, yaml.Node | None]:
-    """Read a stack file and, recursively, the file it ``extends`` (merged underneath)."""
+def _read_stack_data(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, yaml.Node | None, tuple[Path, ...]]:
+    """Read a stack file and, recursively, the file it ``extends`` (merged underneath); also
+    returns the files read, this one first."""
     if path in seen:
         raise StackError(f"{path}: 'extends' loops back to itself")
     data, node = _read_yaml(path)
@@ -153,15 +162,15 @@ def _read_stack_data(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, yam
                 img["base_dir"] = str(path.parent)
     parent = data.get("extends")
     if parent is None:
-        return data, node
+        return data, node, (path,)
     if not isinstance(parent, str):
         raise StackError(f"{path}: field 'extends' is a path to another stack file")
     ppath = (path.parent / parent).resolve()
     if not ppath.is_file():
         raise StackError(f"{path}: field 'extends': {parent} not found")
-    base, _ = _read_stack_data(ppath, seen + (path,))
+    base, _, read = _read_stack_data(ppath, seen + (path,))
     base.pop("images", None) if "images" in data else None
-    return _merge(base, data), node
+    return _merge(base, data), node, (path, *read)
 
 
 def load_stack(stack: str | os.PathLike) -> Stack:
@@ -181,14 +190,17 @@ def load_stack(stack: str | os.PathLike) -> Stack:
             field (with line, site and field), or a site whose health-check file is missing.
     """
     path = resolve_stack_path(str(stack))
-    data, node = _read_stack_data(path)
+    data, node, read = _read_stack_data(path)
+    if "sources" in data:
+        raise StackError(f"{path}: field 'sources' is set by sitectl (the files read), not in a stack file")
     try:
         st = Stack.model_validate({**data, "path": str(path)})
     except ValidationError as e:
         raise _validation_error(path, node, e, "stack file") from None
-    for site in st.sites.values():
-        load_health(health_ref(st, site))  # fail at load time, not mid-`up`
-    return st
+    # Health-check files are read here, at load time (not mid-`up`).
+    health = [load_health(health_ref(st, site)).path for site in st.sites.values()]
+    files = dict.fromkeys(str(Path(p).resolve()) for p in (*read, *health))
+    return st.model_copy(update={"sources": {f: _READ_DIGESTS[f] for f in files}})
 
 
 _HEALTH_CACHE: dict[str, HealthSpec] = {}

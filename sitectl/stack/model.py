@@ -297,6 +297,11 @@ class Stack(_Strict):
     sites: dict[str, Site]
     #: Absolute path of the file this stack was loaded from (set by the loader).
     path: str = ""
+    #: Every file the loader read to make this stack, by absolute path: the file, the files it
+    #: ``extends``, its sites' health-check files, each with the SHA-256 (hex) of the bytes read
+    #: (set by the loader; what a memo of anything computed from the stack checks,
+    #: :mod:`sitectl.ops.envvars`).
+    sources: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

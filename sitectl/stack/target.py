@@ -19,11 +19,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
+from typing import TYPE_CHECKING
 
 from sitectl.errors import UsageError
-from sitectl.stack import Site, Stack, load_stack
+
+if TYPE_CHECKING:
+    from sitectl.stack.model import Site, Stack
 
 _HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*$")
 _CONFIG_KEYS = {"stack", "host", "site_hosts", "instance", "seed", "scale", "data_dir"}
@@ -79,6 +80,8 @@ def read_config(path: str | None = None) -> dict:
         if path or os.environ.get("SITECTL_CONFIG"):
             raise UsageError(f"{p}: config file not found")
         return {}
+    import yaml  # noqa: PLC0415 - slow third-party module at start-up (only when there is a config file)
+
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as e:
@@ -244,6 +247,8 @@ def resolve_target(
     for opt, val in (("--stack", stack), ("--host", host), ("--data-dir", data_dir)):
         if val is not None and not str(val).strip():
             raise UsageError(f"{opt} is empty")
+    from sitectl.stack.loader import load_stack  # noqa: PLC0415 - slow third-party module at start-up (pydantic)
+
     cfg = read_config(config) if cfg is None else cfg
     st = load_stack(stack or cfg.get("stack") or "mini")
     sh = next(v for v in (site_hosts, cfg.get("site_hosts"), recorded_site_hosts, st.defaults.site_hosts)

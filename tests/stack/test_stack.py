@@ -140,3 +140,29 @@ def test_config_file_supplies_host(tmp_path):
     bad = write(tmp_path, "hots: x\n", "bad.yaml")
     r = invoke(["env", "--config", str(bad)])
     assert r.exit_code == 2 and "unknown key(s) hots" in r.output
+
+
+def test_sources_name_every_file_read_with_the_digest_of_its_bytes(tmp_path):
+    import hashlib
+
+    write(tmp_path, """\
+        name: base
+        sites:
+          a: {kind: homepage, env_var: A, image: i, container: a, ports: ["4399:4399"], health: h.yaml}
+        """, "base.yaml")
+    (tmp_path / "h.yaml").write_text("kind: homepage\nprobes:\n  - {name: up, type: http, path: /, status: [200]}\n")
+    p = write(tmp_path, "name: child\nextends: base.yaml\n")
+    st = load_stack(p)
+    files = [tmp_path / "stack.yaml", tmp_path / "base.yaml", tmp_path / "h.yaml"]
+    assert st.sources == {str(f.resolve()): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+
+
+def test_sources_cannot_be_set_in_a_stack_file(tmp_path):
+    p = write(tmp_path, """\
+        name: x
+        sources: {"/etc/passwd": "0"}
+        sites:
+          a: {kind: homepage, env_var: A, image: i, container: a, ports: ["4399:4399"]}
+        """)
+    with pytest.raises(StackError, match=r"stack\.yaml: field 'sources' is set by sitectl"):
+        load_stack(p)
