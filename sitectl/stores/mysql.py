@@ -7,12 +7,20 @@ How it works (sources: research/fast-reset.md §1.5-1.6, §4.2; MariaDB docs):
   (``CREATE TABLE LIKE`` + ``INSERT ... SELECT``) plus ``__tables`` (``SHOW CREATE TABLE``
   text, AUTO_INCREMENT) and ``__triggers`` (the application's own trigger definitions).
 * **Change tracking** (installed with the baseline): three row triggers per table append the
-  primary key of every inserted, updated or deleted row to ``sitectl.changes``; triggers skip
-  while the session variable ``@sitectl_off`` is set (the restore's own writes). What row
-  triggers cannot see is caught by comparing each table against ``sitectl.baseline``: the
-  InnoDB table id (TRUNCATE and table rebuilds change it), a hash of the column and index
-  definitions (every ALTER), the AUTO_INCREMENT counter, and the table list itself (CREATE,
-  DROP, RENAME).
+  primary key of every inserted, updated or deleted row to ``sitectl.changes``, and on tables
+  other tables reference with a foreign-key action, two more log the keys of the rows the
+  action will change (:mod:`sitectl.stores.cascades`: the server fires no trigger for those).
+  A table's triggers skip while the session variable ``@sitectl_restoring`` names it (the
+  restore's own writes); what the application's triggers write elsewhere meanwhile is logged.
+  What row triggers cannot see is caught by comparing each table against
+  ``sitectl.baseline``: the InnoDB table id (TRUNCATE and table rebuilds change it), a hash of
+  the column, index and foreign-key definitions and of the application's triggers on the
+  table (every ALTER, a dropped or added trigger, a foreign key left pointing at a renamed
+  table), the AUTO_INCREMENT counter, and the table list itself (CREATE, DROP, RENAME).
+* **Session**: every statement runs with ``NO_AUTO_VALUE_ON_ZERO`` added to the session's
+  ``sql_mode`` (:data:`sitectl.stores.sql.MYSQL_SESSION`), so rows whose AUTO_INCREMENT key is
+  0 (Magento's ``store``, ``store_website``, ``customer_group`` install rows) are copied as 0,
+  not renumbered.
 * **Restore**: changed rows are deleted and re-inserted from the snapshot by primary key, in
   one transaction with foreign-key checks off; a table whose structure, id or existence changed
   is dropped and re-created from its saved ``CREATE TABLE`` text with its triggers; tables
@@ -25,16 +33,37 @@ import hashlib
 import json
 
 from sitectl.errors import StoreError
+from sitectl.stores import cascades
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.literals import m_value, q_ident
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
 
 TRACK_DB = "sitectl"
+#: The version of the tracking this module installs (triggers, baseline hashes), kept in
+#: ``sitectl.tracking``; a database tracked by another version (or none: sitectl 0.1.0) is
+#: restored in full, which installs this one. 2: foreign-key actions, triggers and schema
+#: objects tracked.
+TRACKING_VERSION = 2
 MAX_KEYS_PER_TABLE = 2000  # above this a table is restored whole (one statement stays small)
 
 
 def _trigger_name(table: str, ev: str) -> str:
     return f"sitectl_{hashlib.md5(table.encode()).hexdigest()[:16]}_{ev}"
+
+
+def _table_tag(table: str) -> str:
+    """What ``@sitectl_restoring`` holds while the restore writes ``table`` (its MD5, hex): its
+    triggers then log nothing, and every other table's do (case-sensitive, unlike names under
+    the connection's collation)."""
+    return hashlib.md5(table.encode()).hexdigest()
+
+
+#: Bytes above which a foreign-key trigger logs whole tables instead of joining (its statement
+#: must fit one argument of ``docker exec`` with room to spare, :data:`~sitectl.stores.transport.ARG_BUDGET`).
+MAX_TRIGGER_BYTES = 90_000
+#: Every trigger sitectl puts on a table: after insert, update, delete (the row's own key) and
+#: before delete, update (the rows foreign-key actions will change, :mod:`sitectl.stores.cascades`).
+TRIGGER_EVENTS = ("i", "u", "d", "bd", "bu")
 
 
 class MysqlStore(Store):
@@ -93,15 +122,55 @@ class MysqlStore(Store):
             UNION ALL
             SELECT '{p}X', table_name, MD5(GROUP_CONCAT(CONCAT_WS(',', index_name, seq_in_index, column_name, non_unique)
                 ORDER BY index_name, seq_in_index SEPARATOR ';'))
-              FROM information_schema.statistics WHERE table_schema = {db} GROUP BY table_name;"""
+              FROM information_schema.statistics WHERE table_schema = {db} GROUP BY table_name
+            UNION ALL
+            SELECT '{p}F', k.table_name, MD5(GROUP_CONCAT(CONCAT_WS(',', k.constraint_name, k.ordinal_position, k.column_name,
+                k.referenced_table_schema, k.referenced_table_name, k.referenced_column_name, r.update_rule, r.delete_rule)
+                ORDER BY k.constraint_name, k.ordinal_position SEPARATOR ';'))
+              FROM information_schema.key_column_usage k JOIN information_schema.referential_constraints r
+                ON r.constraint_schema = k.constraint_schema AND r.constraint_name = k.constraint_name
+                AND r.table_name = k.table_name
+              WHERE k.table_schema = {db} AND k.referenced_table_name IS NOT NULL GROUP BY k.table_name
+            UNION ALL
+            SELECT '{p}G', event_object_table, MD5(GROUP_CONCAT(CONCAT_WS(',', trigger_name, action_timing,
+                event_manipulation, action_order, sql_mode, MD5(action_statement)) ORDER BY trigger_name SEPARATOR ';'))
+              FROM information_schema.triggers WHERE trigger_schema = {db} AND trigger_name NOT LIKE 'sitectl\\_%'
+              GROUP BY event_object_table;"""
+
+    def _objects_sql(self, prefix: str = "") -> str:
+        """One row ``({prefix}O, '', hash)``: a hash of the database's other schema objects (views,
+        functions and procedures with their parameters, events), each by name and definition,
+        from ``information_schema`` (no creation or modification times)."""
+        db = m_value(self.db)
+        parts = [
+            "SELECT GROUP_CONCAT(CONCAT_WS(',', table_name, MD5(view_definition), check_option, definer, security_type,"
+            f" character_set_client, collation_connection) ORDER BY table_name SEPARATOR ';') FROM information_schema.views"
+            f" WHERE table_schema = {db}",
+            "SELECT GROUP_CONCAT(CONCAT_WS(',', routine_type, routine_name, MD5(IFNULL(routine_definition, '')),"
+            " IFNULL(dtd_identifier, ''), sql_mode, definer, security_type, is_deterministic, sql_data_access,"
+            " MD5(routine_comment)) ORDER BY routine_type, routine_name SEPARATOR ';') FROM information_schema.routines"
+            f" WHERE routine_schema = {db}",
+            "SELECT GROUP_CONCAT(CONCAT_WS(',', specific_name, routine_type, ordinal_position, IFNULL(parameter_mode, ''),"
+            " IFNULL(parameter_name, ''), dtd_identifier) ORDER BY routine_type, specific_name, ordinal_position"
+            f" SEPARATOR ';') FROM information_schema.parameters WHERE specific_schema = {db}",
+            "SELECT GROUP_CONCAT(CONCAT_WS(',', event_name, MD5(event_definition), event_type, IFNULL(execute_at, ''),"
+            " IFNULL(interval_value, ''), IFNULL(interval_field, ''), sql_mode, IFNULL(starts, ''), IFNULL(ends, ''),"
+            " status, on_completion, definer, time_zone, MD5(event_comment)) ORDER BY event_name SEPARATOR ';')"
+            f" FROM information_schema.events WHERE event_schema = {db}",
+        ]
+        return f"SELECT '{prefix}O', '', MD5(CONCAT_WS('|', " + ", ".join(f"IFNULL(({q}), '')" for q in parts) + "))"
 
     @staticmethod
     def _parse_state(rows) -> dict[str, tuple]:
-        """Rows of :meth:`_state_sql` → ``{table: (table_id, definition hash, auto_increment)}``."""
+        """Rows of :meth:`_state_sql` → ``{table: (table_id, definition hash, auto_increment)}``;
+        the definition hash covers the columns, the indexes, the foreign keys (the table's own,
+        with the tables they reference) and the application's triggers on the table."""
         by: dict[str, dict] = {}
         for tag, table, value in rows:
             by.setdefault(table, {})[tag] = value
-        return {t: (v.get("I", "0"), hashlib.md5(f"{v.get('C')}|{v.get('X')}".encode()).hexdigest(), v.get("T", "0"))
+        return {t: (v.get("I", "0"),
+                    hashlib.md5(f"{v.get('C')}|{v.get('X')}|{v.get('F')}|{v.get('G')}".encode()).hexdigest(),
+                    v.get("T", "0"))
                 for t, v in by.items() if "T" in v}
 
     def _state(self) -> dict[str, tuple]:
@@ -117,29 +186,74 @@ class MysqlStore(Store):
             pk.setdefault(t, []).append(c)
         return pk
 
+    def _foreign_keys(self) -> list[cascades.ForeignKey]:
+        """The foreign keys between tables of the application's database."""
+        rows = self.sql(
+            "SELECT r.constraint_name, r.table_name, r.referenced_table_name, r.update_rule, r.delete_rule,"
+            " JSON_ARRAYAGG(k.column_name ORDER BY k.ordinal_position),"
+            " JSON_ARRAYAGG(k.referenced_column_name ORDER BY k.ordinal_position)"
+            " FROM information_schema.referential_constraints r JOIN information_schema.key_column_usage k"
+            " ON k.constraint_schema = r.constraint_schema AND k.constraint_name = r.constraint_name"
+            " AND k.table_name = r.table_name"
+            f" WHERE r.constraint_schema = {m_value(self.db)} AND r.unique_constraint_schema = {m_value(self.db)}"
+            " GROUP BY r.constraint_name, r.table_name, r.referenced_table_name, r.update_rule, r.delete_rule",
+            "read foreign keys")
+        return [cascades.ForeignKey(n, child, parent, tuple(json.loads(cc)), tuple(json.loads(pc)), upd, dele)
+                for n, child, parent, upd, dele, cc, pc in rows]
+
     # -- tracking -------------------------------------------------------------------------
-    def _trigger_sql(self, table: str, pk: list[str]) -> str:
+    def _trigger_sql(self, table: str, pk: dict[str, list[str]], fks: list[cascades.ForeignKey]) -> list[str]:
+        """sitectl's triggers on ``table``: after each row change, the row's key into the change
+        log; before a delete or an update, the keys of the rows foreign-key actions will change
+        (:mod:`sitectl.stores.cascades`). None logs while the restore writes this table
+        (``@sitectl_restoring``), so what the application's own triggers write elsewhere during a
+        restore is logged; the foreign-key ones log nothing with ``FOREIGN_KEY_CHECKS=0``, when
+        the server runs no action. A foreign-key trigger longer than :data:`MAX_TRIGGER_BYTES`
+        (one statement must fit one ``docker exec`` argument) logs each table its paths reach
+        whole instead, without the joins. One statement per trigger."""
         tq = q_ident(self.db) + "." + q_ident(table)
+        cols = pk.get(table, [])
+        live = f"NOT (@sitectl_restoring <=> {m_value(_table_tag(table))})"
         stmts = []
         for ev, when, rowref in (("i", "INSERT", ["NEW"]), ("u", "UPDATE", ["OLD", "NEW"]), ("d", "DELETE", ["OLD"])):
             name = q_ident(self.db) + "." + q_ident(_trigger_name(table, ev))
-            if pk:
+            if cols:
                 keys = " UNION ".join(
-                    "SELECT " + m_value(table) + ", JSON_ARRAY(" + ", ".join(f"{r}.{q_ident(c)}" for c in pk) + ")"
+                    "SELECT " + m_value(table) + ", JSON_ARRAY(" + ", ".join(f"{r}.{q_ident(c)}" for c in cols) + ")"
                     for r in rowref)
             else:
                 keys = f"SELECT {m_value(table)}, ''"
             stmts.append(
                 f"CREATE TRIGGER {name} AFTER {when} ON {tq} FOR EACH ROW "
-                f"INSERT IGNORE INTO {TRACK_DB}.changes (tbl, pk) SELECT * FROM ({keys}) k WHERE @sitectl_off IS NULL")
-        return ";\n".join(stmts) + ";"
+                f"INSERT IGNORE INTO {TRACK_DB}.changes (tbl, pk) SELECT * FROM ({keys}) k WHERE {live}")
+        acting = f"{live} AND @@foreign_key_checks = 1"
+        for ev, when in (("bd", "DELETE"), ("bu", "UPDATE")):
+            paths = cascades.paths(fks, table, "delete" if ev == "bd" else "update")
+            if not paths:
+                continue
+            name = q_ident(self.db) + "." + q_ident(_trigger_name(table, ev))
+            head = f"CREATE TRIGGER {name} BEFORE {when} ON {tq} FOR EACH ROW INSERT IGNORE INTO {TRACK_DB}.changes (tbl, pk) "
+            selects = []
+            for path in paths:
+                sel = cascades.log_select(self.db, path, pk)
+                cond = acting if ev == "bd" else f"{acting} AND ({cascades.update_condition(path.edges[0])})"
+                selects.append(f"{sel} AND {cond}")
+            text = head + " UNION ".join(selects)
+            if len(text.encode()) > MAX_TRIGGER_BYTES:
+                reached = sorted({p.edges[-1].child for p in paths})
+                text = head + f"SELECT * FROM (SELECT {m_value(reached[0])} AS tbl, '' AS pk" + "".join(
+                    f" UNION ALL SELECT {m_value(t)}, ''" for t in reached[1:]) + f") k WHERE {acting}"
+            stmts.append(text)
+        return [st + ";" for st in stmts]
 
     def _drop_triggers_sql(self, table: str) -> str:
-        return "".join(f"DROP TRIGGER IF EXISTS {q_ident(self.db)}.{q_ident(_trigger_name(table, ev))};" for ev in "iud")
+        return "".join(f"DROP TRIGGER IF EXISTS {q_ident(self.db)}.{q_ident(_trigger_name(table, ev))};"
+                       for ev in TRIGGER_EVENTS)
 
     def _install_tracking(self, name: str) -> None:
         """(Re)create the change log, the triggers of every table, and the baseline."""
         pk = self._pk(self.db)
+        fks = self._foreign_keys()
         tables = self._tables(self.db)
         parts = [
             f"CREATE DATABASE IF NOT EXISTS {TRACK_DB};",
@@ -148,21 +262,94 @@ class MysqlStore(Store):
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.baseline (db VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL,"
             " table_id BIGINT, defn CHAR(32), auto_inc BIGINT, PRIMARY KEY (db, tbl)) ENGINE=InnoDB;",
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.meta (db VARCHAR(64) PRIMARY KEY, snapshot VARCHAR(64)) ENGINE=InnoDB;",
+            f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.tracking (db VARCHAR(64) PRIMARY KEY, version INT) ENGINE=InnoDB;",
         ]
         self.sql("\n".join(parts), "install change tracking")
-        self.session.query_chunks([self._drop_triggers_sql(t) + "\n" + self._trigger_sql(t, pk.get(t, [])) for t in tables],
-                        "install change tracking")
+        self.session.query_chunks([st for t in tables for st in (self._drop_triggers_sql(t), *self._trigger_sql(t, pk, fks))],
+                                  "install change tracking")
         self._reset_baseline(name)
 
     def _reset_baseline(self, name: str) -> None:
         state = self._state()
-        rows = ",".join(f"({m_value(self.db)},{m_value(t)},{s[0]},{m_value(s[1])},{s[2]})" for t, s in state.items())
+        rows = ",".join([f"({m_value(self.db)},{m_value(t)},{s[0]},{m_value(s[1])},{s[2]})" for t, s in state.items()]
+                        + [f"({m_value(self.db)},'',0,{m_value(self._objects_hash())},0)"])
         self.sql(
             f"DELETE FROM {TRACK_DB}.baseline WHERE db={m_value(self.db)};"
             + (f"INSERT INTO {TRACK_DB}.baseline VALUES {rows};" if rows else "")
             + f"DELETE FROM {TRACK_DB}.changes;"
-            + f"REPLACE INTO {TRACK_DB}.meta VALUES ({m_value(self.db)}, {m_value(name)});",
+            + f"REPLACE INTO {TRACK_DB}.meta VALUES ({m_value(self.db)}, {m_value(name)});"
+            + f"REPLACE INTO {TRACK_DB}.tracking VALUES ({m_value(self.db)}, {TRACKING_VERSION});",
             "record baseline")
+
+    def _live_objects(self) -> list[tuple[str, str]]:
+        """``(kind, name)`` of every view, function, procedure and event of the database."""
+        db = m_value(self.db)
+        return [(k, n) for k, n in self.sql(
+            f"SELECT 'VIEW', table_name FROM information_schema.views WHERE table_schema = {db} UNION ALL "
+            f"SELECT routine_type, routine_name FROM information_schema.routines WHERE routine_schema = {db} UNION ALL "
+            f"SELECT 'EVENT', event_name FROM information_schema.events WHERE event_schema = {db}", "list schema objects")]
+
+    def _object_definitions(self) -> list[tuple[str, str, str, str | None, str | None, str | None]]:
+        """``(kind, name, CREATE statement, sql_mode, character_set_client, collation_connection)``
+        of every view, function, procedure and event, as ``SHOW CREATE`` prints them."""
+        objs = self._live_objects()
+        if not objs:
+            return []
+        rows = self.sql("".join(f"SHOW CREATE {kind} {q_ident(self.db)}.{q_ident(n)};" for kind, n in objs),
+                        "read schema objects")
+        out = []
+        for (kind, n), r in zip(objs, rows, strict=True):
+            if kind == "VIEW":  # View, Create View, character_set_client, collation_connection
+                out.append((kind, n, r[1], None, r[2], r[3]))
+            elif kind == "EVENT":  # Event, sql_mode, time_zone, Create Event, character_set_client, ...
+                out.append((kind, n, r[3], r[1], r[4], r[5]))
+            else:  # Function|Procedure, sql_mode, Create ..., character_set_client, collation_connection, ...
+                out.append((kind, n, r[2], r[1], r[3], r[4]))
+        return out
+
+    def _restore_objects(self, name: str) -> None:
+        """Drop every view, routine and event, then create golden's again from the snapshot's
+        ``__objects`` (each in its sql_mode and character set). Views that name other views are
+        retried until each one's dependencies exist."""
+        sdb = q_ident(self.snap_db(name))
+        drops = [f"DROP {kind} IF EXISTS {q_ident(self.db)}.{q_ident(n)};" for kind, n in self._live_objects()]
+        if drops:
+            self.session.query_chunks(drops, "drop schema objects")
+        saved = self.sql(f"SELECT kind, name, create_sql, sql_mode, cs_client, coll_conn FROM {sdb}.__objects ORDER BY n",
+                         "read saved schema objects")
+
+        def text(row) -> str:
+            _, _, create, mode, cs, coll = row
+            parts = [f"SET SESSION sql_mode={m_value(mode)}$$"] if mode is not None else []
+            if cs and coll:
+                parts.append(f"SET SESSION character_set_client={m_value(cs)}, collation_connection={m_value(coll)}$$")
+            return "\n".join([*parts, create + "$$"])
+
+        prelude = f"USE {q_ident(self.db)};\nDELIMITER $$\n"
+        todo = list(saved)
+        while todo:
+            try:
+                self.session.query_chunks([text(r) for r in todo], "re-create schema objects", prelude=prelude)
+                return
+            except StoreError:
+                pass
+            # One by one: what failed waits for the next pass (a view over a view made later).
+            failed, last = [], None
+            have = set(self._live_objects())
+            for r in todo:
+                if (r[0], r[1]) in have:
+                    continue
+                try:
+                    self.sql(prelude + text(r), "re-create schema objects")
+                except StoreError as e:
+                    failed.append(r)
+                    last = e
+            if len(failed) == len(todo):
+                raise last or StoreError(f"{self.site}: cannot re-create schema objects of {name!r}")
+            todo = failed
+
+    def _objects_hash(self) -> str:
+        return self.sql(self._objects_sql(), "read schema objects")[0][2]
 
     def baseline_name(self) -> str | None:
         """The snapshot the change log is relative to, or None when tracking is not installed."""
@@ -180,23 +367,32 @@ class MysqlStore(Store):
     def snapshot(self, name: str) -> dict:
         sdb = q_ident(self.snap_db(name))
         tables = self._tables(self.db)
-        parts = [f"DROP DATABASE IF EXISTS {sdb};", f"CREATE DATABASE {sdb};", "SET @sitectl_off=1;",
+        parts = [f"DROP DATABASE IF EXISTS {sdb};", f"CREATE DATABASE {sdb};",
                  f"CREATE TABLE {sdb}.__tables (tbl VARCHAR(64) PRIMARY KEY, create_sql LONGTEXT, auto_inc BIGINT);",
-                 f"CREATE TABLE {sdb}.__triggers (name VARCHAR(64) PRIMARY KEY, tbl VARCHAR(64), create_sql LONGTEXT);"]
+                 f"CREATE TABLE {sdb}.__triggers (name VARCHAR(64) PRIMARY KEY, tbl VARCHAR(64), create_sql LONGTEXT,"
+                 " sql_mode TEXT, cs_client VARCHAR(64), coll_conn VARCHAR(64), action_order INT);",
+                 f"CREATE TABLE {sdb}.__objects (n INT PRIMARY KEY, kind VARCHAR(16), name VARCHAR(64), create_sql LONGTEXT,"
+                 " sql_mode TEXT, cs_client VARCHAR(64), coll_conn VARCHAR(64));"]
         self.sql("\n".join(parts), f"snapshot {name}")
         self.session.query_chunks([f"CREATE TABLE {sdb}.{q_ident(t)} LIKE {q_ident(self.db)}.{q_ident(t)}; "
                          f"INSERT INTO {sdb}.{q_ident(t)} SELECT * FROM {q_ident(self.db)}.{q_ident(t)};" for t in tables],
-                        f"snapshot {name}", prelude="SET @sitectl_off=1;\n")
+                        f"snapshot {name}")
         # CREATE TABLE texts and the application's triggers, kept for DDL restores.
         creates = self.sql("".join(f"SHOW CREATE TABLE {q_ident(self.db)}.{q_ident(t)};" for t in tables), "read table definitions")
         ai = {t: s[2] for t, s in self._state().items()}
         trig = self.sql(
-            "SELECT trigger_name, event_object_table FROM information_schema.triggers WHERE trigger_schema="
+            "SELECT trigger_name, event_object_table, action_order FROM information_schema.triggers WHERE trigger_schema="
             f"{m_value(self.db)} AND trigger_name NOT LIKE 'sitectl\\_%'", "list triggers")
-        trig_sql = self.sql("".join(f"SHOW CREATE TRIGGER {q_ident(self.db)}.{q_ident(n)};" for n, _ in trig), "read triggers") if trig else []
+        trig_sql = self.sql("".join(f"SHOW CREATE TRIGGER {q_ident(self.db)}.{q_ident(n)};" for n, _, _ in trig),
+                            "read triggers") if trig else []
         ins = [f"INSERT INTO {sdb}.__tables VALUES ({m_value(r[0])},{m_value(r[1])},{ai.get(r[0], 0)});" for r in creates]
-        ins += [f"INSERT INTO {sdb}.__triggers VALUES ({m_value(r[0])},{m_value(tb)},{m_value(r[2])});"
-                for r, (_, tb) in zip(trig_sql, trig)]
+        # SHOW CREATE TRIGGER: name, sql_mode, statement, character_set_client, collation_connection, ...
+        ins += [f"INSERT INTO {sdb}.__triggers VALUES ({m_value(r[0])},{m_value(tb)},{m_value(r[2])},{m_value(r[1])},"
+                f"{m_value(r[3])},{m_value(r[4])},{int(order)});"
+                for r, (_, tb, order) in zip(trig_sql, trig)]
+        ins += [f"INSERT INTO {sdb}.__objects VALUES ({i},{m_value(kind)},{m_value(n)},{m_value(create)},{m_value(mode)},"
+                f"{m_value(cs)},{m_value(coll)});"
+                for i, (kind, n, create, mode, cs, coll) in enumerate(self._object_definitions())]
         self.session.query_chunks(ins, "save definitions")
         self._install_tracking(name)
         fp = self.fingerprint(name)
@@ -206,9 +402,10 @@ class MysqlStore(Store):
     def _changes_sql(self) -> str:
         # One round trip: the baseline's name, the change log, the baseline and the live state.
         return (f"SELECT 'M', snapshot, '' FROM {TRACK_DB}.meta WHERE db={m_value(self.db)} UNION ALL "
+                f"SELECT 'V', version, '' FROM {TRACK_DB}.tracking WHERE db={m_value(self.db)} UNION ALL "
                 f"SELECT 'K', tbl, pk FROM {TRACK_DB}.changes UNION ALL "
                 f"SELECT 'B', tbl, CONCAT_WS(' ', table_id, defn, auto_inc) FROM {TRACK_DB}.baseline "
-                f"WHERE db={m_value(self.db)} UNION ALL " + self._state_sql("S"))
+                f"WHERE db={m_value(self.db)} UNION ALL " + self._objects_sql("S") + " UNION ALL " + self._state_sql("S"))
 
     def detect_requests(self, name: str) -> list:
         sdb = self.snap_db(name)
@@ -228,11 +425,20 @@ class MysqlStore(Store):
         meta = [r[1] for r in rows if r[0] == "M"]
         if meta != [name]:
             return Changes([f"{self.label}: baseline is not snapshot {name!r}"], {"full": True})
+        version = [r[1] for r in rows if r[0] == "V"]
+        if version != [str(TRACKING_VERSION)]:
+            return Changes([f"{self.label}: change tracking of another sitectl version ({version or 'none'}); "
+                            "a full restore installs this one"], {"full": True})
         keys: dict[str, list] = {}
         for _, tb, pk in (r for r in rows if r[0] == "K"):
             keys.setdefault(tb, []).append(pk)
         base = {r[1]: tuple(r[2].split(" ")) for r in rows if r[0] == "B"}
-        now = self._parse_state([(r[0][1:], r[1], r[2]) for r in rows if r[0].startswith("S")])
+        # The baseline's row '' is the hash of the views, routines and events (no table has
+        # that name); baselines of sitectl 0.1.0 have none, and then they are not compared.
+        golden_objects = base.pop("", None)
+        objects_now = next((r[2] for r in rows if r[0] == "SO"), None)
+        objects = golden_objects is not None and golden_objects[1] != objects_now
+        now = self._parse_state([(r[0][1:], r[1], r[2]) for r in rows if r[0].startswith("S") and r[0] != "SO"])
         rebuild = sorted(t for t in base if t not in now or now[t][:2] != base[t][:2])
         extra = sorted(t for t in now if t not in base)
         autoinc = sorted(t for t in base if t in now and t not in rebuild and now[t][2] != base[t][2])
@@ -240,11 +446,12 @@ class MysqlStore(Store):
         items = sorted({*(f"table {t} (rebuilt, dropped or altered)" for t in rebuild),
                         *(f"table {t} (created)" for t in extra),
                         *(f"table {t} ({len(keys[t])} rows)" for t in rows_changed),
-                        *(f"table {t} (auto_increment)" for t in autoinc if t not in rows_changed)})
+                        *(f"table {t} (auto_increment)" for t in autoinc if t not in rows_changed),
+                        *(["schema objects (views, functions, procedures, events)"] if objects else [])})
         pks = {r[1]: r[2].split(",") for r in rows if r[0] == "P"}
         golden_ai = {r[1]: r[2] for r in rows if r[0] == "A"}
         return Changes(items, {"keys": {t: keys[t] for t in rows_changed}, "rebuild": rebuild, "extra": extra,
-                               "autoinc": autoinc, "pk": pks, "golden_ai": golden_ai})
+                               "autoinc": autoinc, "pk": pks, "golden_ai": golden_ai, "objects": objects})
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         # A missing snapshot makes the change detection fail, which asks for the full path;
@@ -260,6 +467,8 @@ class MysqlStore(Store):
         self.sql(self._delta_sql(name, d, pk), f"restore rows from {name}")
         if d["rebuild"] or d["extra"]:
             self._rebuild_tables(name, d["rebuild"], d["extra"])
+        if d.get("objects"):
+            self._restore_objects(name)
         if d.get("golden_ai") is None:
             self._restore_autoinc(name, d["autoinc"] + list(d["keys"]))
         self._refresh_baseline(d["rebuild"] + d["extra"])
@@ -269,7 +478,8 @@ class MysqlStore(Store):
         if not changes:
             return []
         d = changes.detail
-        if d.get("full") or d["rebuild"] or d["extra"] or d.get("golden_ai") is None or d.get("pk") is None:
+        if (d.get("full") or d["rebuild"] or d["extra"] or d.get("objects") or d.get("golden_ai") is None
+                or d.get("pk") is None):
             return None
         return [self.session.request(self._delta_sql(name, d, d["pk"]))]
 
@@ -300,19 +510,25 @@ class MysqlStore(Store):
 
     def _delta_text(self, name: str, d: dict, pk: dict, whole: set, keyed: dict) -> str:
         sdb = q_ident(self.snap_db(name))
-        stmts = ["SET @sitectl_off=1;", "SET FOREIGN_KEY_CHECKS=0;", "START TRANSACTION;"]
+        # Each table's rows go back while @sitectl_restoring names it: its own triggers log
+        # nothing, the application's triggers' writes elsewhere are logged (and so undone by the
+        # next round, :meth:`sitectl.stores.site.SiteStores.restore`). A key leaves the log
+        # right after its table's statements, so a later write to it stays logged.
+        stmts = ["SET FOREIGN_KEY_CHECKS=0;", "START TRANSACTION;"]
         for t, (keys, vals) in sorted(keyed.items()):
             live = q_ident(self.db) + "." + q_ident(t)
             where = " OR ".join("(" + " AND ".join(f"{q_ident(c)}={m_value(v)}" for c, v in zip(pk[t], row)) + ")"
                                 for row in vals)
+            stmts.append(f"SET @sitectl_restoring={m_value(_table_tag(t))};")
             stmts.append(f"DELETE FROM {live} WHERE {where};")
             stmts.append(f"INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)} WHERE {where};")
             stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl={m_value(t)} AND pk IN ({','.join(map(m_value, keys))});")
         for t in sorted(whole):
             live = q_ident(self.db) + "." + q_ident(t)
+            stmts.append(f"SET @sitectl_restoring={m_value(_table_tag(t))};")
             stmts.append(f"DELETE FROM {live}; INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)};")
-        if whole:
-            stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl IN ({','.join(map(m_value, sorted(whole)))});")
+            stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl={m_value(t)};")
+        stmts.append("SET @sitectl_restoring=NULL;")
         stmts.append("COMMIT;")
         # AUTO_INCREMENT counters of every touched table (an ALTER commits, so after the rows).
         gai = d.get("golden_ai")
@@ -327,14 +543,14 @@ class MysqlStore(Store):
         golden = [t for t in snap_tables if not t.startswith("__")]
         live = self._tables(self.db)
         self._rebuild_tables(name, golden, [t for t in live if t not in golden])
+        self._restore_objects(name)
         self._install_tracking(name)
         return [f"{self.label}: all {len(golden)} tables"]
 
     def _rebuild_tables(self, name: str, tables: list[str], extra: list[str]) -> None:
         sdb = q_ident(self.snap_db(name))
         defs = {r[0]: (r[1], r[2]) for r in self.sql(f"SELECT tbl, create_sql, auto_inc FROM {sdb}.__tables", "read definitions")}
-        pk = self._pk(self.snap_db(name))
-        prelude = f"SET @sitectl_off=1;\nSET FOREIGN_KEY_CHECKS=0;\nUSE {q_ident(self.db)};\n"
+        prelude = f"SET FOREIGN_KEY_CHECKS=0;\nUSE {q_ident(self.db)};\n"
         stmts = []
         for t in extra:
             stmts.append(f"DROP TABLE IF EXISTS {q_ident(self.db)}.{q_ident(t)};")
@@ -347,12 +563,34 @@ class MysqlStore(Store):
             stmts.append(f"INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)};")
             if defs[t][1] and defs[t][1] != "0":
                 stmts.append(f"ALTER TABLE {live} AUTO_INCREMENT={int(defs[t][1])};")
-            stmts.append(self._trigger_sql(t, pk.get(t, [])))
         self.session.query_chunks(stmts, f"re-create tables from {name}", prelude=prelude)
-        # The application's own triggers on the re-created tables.
-        trig = self.sql(f"SELECT create_sql FROM {sdb}.__triggers WHERE tbl IN ({','.join(map(m_value, tables)) or 'NULL'})")
-        if trig:
-            self.session.query_chunks([r[0] + "$$" for r in trig], "re-create triggers", prelude=f"USE {q_ident(self.db)};\nDELIMITER $$\n")
+        # The application's own triggers first, as golden had them (each in the sql_mode and
+        # character set it was created with, in its order), then sitectl's over the tables as
+        # they are now (their foreign keys are golden's).
+        if tables:
+            self._recreate_app_triggers(name, tables)
+        pk, fks = self._pk(self.db), self._foreign_keys()
+        self.session.query_chunks([st for t in tables for st in (self._drop_triggers_sql(t), *self._trigger_sql(t, pk, fks))],
+                                  f"track re-created tables of {name}")
+
+    def _recreate_app_triggers(self, name: str, tables: list[str]) -> None:
+        sdb = q_ident(self.snap_db(name))
+        cols = [r[0] for r in self.sql(f"SELECT column_name FROM information_schema.columns WHERE table_schema="
+                                       f"{m_value(self.snap_db(name))} AND table_name='__triggers'", "read triggers")]
+        modern = "action_order" in cols  # snapshots of sitectl 0.1.0 kept the statement only
+        pick = "create_sql, sql_mode, cs_client, coll_conn" if modern else "create_sql, NULL, NULL, NULL"
+        order = "tbl, action_order" if modern else "tbl, name"
+        trig = self.sql(f"SELECT {pick} FROM {sdb}.__triggers WHERE tbl IN ({','.join(map(m_value, tables))}) "
+                        f"ORDER BY {order}", "read triggers")
+        stmts = []
+        for create, mode, cs, coll in trig:
+            if mode is not None:
+                stmts.append(f"SET SESSION sql_mode={m_value(mode)}$$")
+            if cs and coll:
+                stmts.append(f"SET SESSION character_set_client={m_value(cs)}, collation_connection={m_value(coll)}$$")
+            stmts.append(create + "$$")
+        if stmts:
+            self.session.query_chunks(stmts, "re-create triggers", prelude=f"USE {q_ident(self.db)};\nDELIMITER $$\n")
 
     def _restore_autoinc(self, name: str, tables: list[str]) -> None:
         if not tables:

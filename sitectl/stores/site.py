@@ -116,10 +116,19 @@ class SiteStores:
         (one round trip), store by store in stack order."""
         return [i for _, c in self.changes(name, after_restore=True).per_store for i in c.items]
 
+    #: Delta rounds a restore may take: a round's own writes can make the application's
+    #: triggers write elsewhere (Magento's indexer changelogs), which the next round undoes.
+    ROUNDS = 3
+
     def restore(self, name: str, found: SiteChanges | None) -> list[str]:
         """Bring every store back to snapshot ``name`` and check: only what ``found`` lists
         (a delta; in one round trip with the flushes and the check when every store can), or
         everything, concurrently per store, when ``found`` is None (a full restore).
+
+        A delta whose closing check finds rows changed by the restore's own writes (the
+        application's triggers firing on them, logged by sitectl's tracking) takes another
+        delta round for those, up to :data:`ROUNDS` in all; what a delta cannot undo is left
+        for the caller's escalation.
 
         Returns:
             What is still changed afterwards ([] when the site equals the snapshot).
@@ -127,15 +136,31 @@ class SiteStores:
         Raises:
             StoreError: a restore or flush command failed (the message names it).
         """
-        if found is not None and not found.needs_full:
-            left = self._restore_in_one_trip(name, found)
-            if left is not None:
-                return left
+        if found is None or found.needs_full:
+            return self._restore_stores(name, found)
+        left = self._restore_delta(name, found)
+        for _ in range(self.ROUNDS - 1):
+            if not left:
+                break
+            again = self.changes(name)
+            if not again:
+                return self.check(name)
+            if again.needs_full:
+                break
+            left = self._restore_delta(name, again)
+        return left
+
+    def _restore_delta(self, name: str, found: SiteChanges) -> list[str]:
+        left = self._restore_in_one_trip(name, found)
+        return left if left is not None else self._restore_stores(name, found)
+
+    def _restore_stores(self, name: str, found: SiteChanges | None) -> list[str]:
+        """Each store's own restore of what ``found`` lists (everything when None),
+        concurrently, then the flushes and the closing check in one round trip."""
         todo = ([(st, None) for st in self.stores] if found is None
                 else [(st, c) for st, c in found.per_store if c])
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
             list(pool.map(lambda sc: sc[0].restore(name, sc[1]), todo))
-        # Cache flushes and the closing check share one round trip.
         return self.check(name)
 
     def restore_all(self, name: str) -> list[str]:

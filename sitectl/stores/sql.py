@@ -186,6 +186,13 @@ class _ExecSession(SqlSession):
         return self.parse(self.transport.run(self.argv(sql), f"{self.dialect}:{self.database} {what}", timeout))
 
 
+#: Sent first in every MySQL session of the stores: ``NO_AUTO_VALUE_ON_ZERO`` added to the
+#: session's modes, so that 0 in an AUTO_INCREMENT column is stored as 0 and not as the next
+#: value (MariaDB Knowledge Base, "SQL_MODE": "NO_AUTO_VALUE_ON_ZERO"). Without it, copying
+#: Magento's install rows with id 0 (``store``, ``customer_group``) fails with error 1062.
+MYSQL_SESSION = "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO');\n"
+
+
 class MysqlExec(_ExecSession):
     """The ``mysql`` client inside the container.
 
@@ -202,7 +209,7 @@ class MysqlExec(_ExecSession):
         super().__init__(site, database, transport, client or ["mysql", "-u", "root"])
 
     def argv(self, sql: str) -> list[str]:
-        return [*self.client, "-N", "-B", "-e", sql]
+        return [*self.client, "-N", "-B", "-e", MYSQL_SESSION + sql]
 
     def parse(self, out: str) -> list[list[str | None]]:
         return [[mysql_unescape(c) for c in line.split("\t")] for line in out_lines(out) if line != ""]
@@ -352,7 +359,7 @@ class MysqlNetwork(SqlSession):
         cnx = self._connect()
         try:
             with cnx.cursor(raw=True) as cur:
-                cur.execute(sql)
+                cur.execute(MYSQL_SESSION + sql)
                 rows: list[list[str | None]] = []
                 for _stmt, result in cur.fetchsets():
                     for r in result or []:

@@ -6,14 +6,17 @@ needs no server. Change details are made the way detection makes them (``parse_c
 the rows its query returns, or that shape by hand). Golden strings below were written by
 reading the code; they document the restore protocol:
 
-MySQL, one text: ``SET @sitectl_off=1`` (the tracking triggers skip the restore's own writes),
-``SET FOREIGN_KEY_CHECKS=0``, ``START TRANSACTION``; per table with logged keys, sorted by
-name: ``DELETE`` the rows by primary key, ``INSERT ... SELECT`` them back from the snapshot
-database, ``DELETE`` exactly those keys from ``sitectl.changes``; then the tables restored whole
-(no primary key, an empty key, more than ``MAX_KEYS_PER_TABLE`` keys, an unreadable key, or
-moved there to keep the text under ``SQL_BUDGET``): ``DELETE`` all, ``INSERT`` all, one
-change-log ``DELETE`` for them; ``COMMIT``; then ``ALTER TABLE ... AUTO_INCREMENT`` of every
-touched table the snapshot has a counter for (an ALTER commits, so after the rows).
+MySQL, one text: ``SET FOREIGN_KEY_CHECKS=0``, ``START TRANSACTION``; per table with logged
+keys, sorted by name: ``SET @sitectl_restoring`` to the table's MD5 (its own tracking triggers
+skip the restore's writes, every other table's log what the application's triggers write),
+``DELETE`` the rows by primary key, ``INSERT ... SELECT`` them back from the snapshot database,
+``DELETE`` exactly those keys from ``sitectl.changes``; then each table restored whole (no
+primary key, an empty key, more than ``MAX_KEYS_PER_TABLE`` keys, an unreadable key, or moved
+there to keep the text under ``SQL_BUDGET``), sorted: the same ``SET``, ``DELETE`` all,
+``INSERT`` all, its change-log ``DELETE``; ``SET @sitectl_restoring=NULL``; ``COMMIT``; then
+``ALTER TABLE ... AUTO_INCREMENT`` of every touched table the snapshot has a counter for (an
+ALTER commits, so after the rows). Every text a session sends starts with
+``MYSQL_SESSION`` (``NO_AUTO_VALUE_ON_ZERO``).
 
 PostgreSQL, one transaction: ``BEGIN``, ``SET LOCAL session_replication_role = replica`` (no
 triggers, no FK checks), ``LOCK TABLE`` every restored table; per table, sorted: keys read by
@@ -24,6 +27,7 @@ snapshot schema, delete those keys from the log), else a server-side ``DO`` bloc
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -36,10 +40,10 @@ from sitectl.stores import mysql as mysqlmod
 from sitectl.stores import postgres as pgmod
 from sitectl.stores.base import Changes
 from sitectl.stores.mysql import MAX_KEYS_PER_TABLE as MY_MAX_KEYS
-from sitectl.stores.mysql import MysqlStore, _trigger_name
+from sitectl.stores.mysql import TRACKING_VERSION, MysqlStore, _trigger_name
 from sitectl.stores.postgres import MAX_INLINE_KEYS, PostgresStore, _literal_keys, _qname
 from sitectl.stores.postgres import MAX_KEYS_PER_TABLE as PG_MAX_KEYS
-from sitectl.stores.sql import SQL_BUDGET, MysqlExec, PostgresExec, Query, SqlResult
+from sitectl.stores.sql import MYSQL_SESSION, SQL_BUDGET, MysqlExec, PostgresExec, Query, SqlResult
 from tests.stores.literal_parsers import Tok, mysql_tokens, pg_tokens, split_statements
 
 
@@ -81,30 +85,35 @@ def test_trigger_names_are_short_fixed_and_carry_the_sitectl_prefix_the_snapshot
 def test_trigger_sql_of_a_composite_key_table_logs_old_and_new_keys_as_json_arrays():
     s = mysql_store()
     t = "0fa20b2263da20c8"
-    assert s._trigger_sql("sales_order", ["entity_id", "store`id"]) == (
+    # md5("sales_order"): what @sitectl_restoring holds while the restore writes the table.
+    quiet = "WHERE NOT (@sitectl_restoring <=> '0fa20b2263da20c823e534dc18e309c1');"
+    assert s._trigger_sql("sales_order", {"sales_order": ["entity_id", "store`id"]}, []) == [
         f"CREATE TRIGGER `magentodb`.`sitectl_{t}_i` AFTER INSERT ON `magentodb`.`sales_order` FOR EACH ROW "
         "INSERT IGNORE INTO sitectl.changes (tbl, pk) SELECT * FROM (SELECT 'sales_order', "
-        "JSON_ARRAY(NEW.`entity_id`, NEW.`store``id`)) k WHERE @sitectl_off IS NULL;\n"
+        f"JSON_ARRAY(NEW.`entity_id`, NEW.`store``id`)) k {quiet}",
         f"CREATE TRIGGER `magentodb`.`sitectl_{t}_u` AFTER UPDATE ON `magentodb`.`sales_order` FOR EACH ROW "
         "INSERT IGNORE INTO sitectl.changes (tbl, pk) SELECT * FROM (SELECT 'sales_order', "
         "JSON_ARRAY(OLD.`entity_id`, OLD.`store``id`) UNION SELECT 'sales_order', "
-        "JSON_ARRAY(NEW.`entity_id`, NEW.`store``id`)) k WHERE @sitectl_off IS NULL;\n"
+        f"JSON_ARRAY(NEW.`entity_id`, NEW.`store``id`)) k {quiet}",
         f"CREATE TRIGGER `magentodb`.`sitectl_{t}_d` AFTER DELETE ON `magentodb`.`sales_order` FOR EACH ROW "
         "INSERT IGNORE INTO sitectl.changes (tbl, pk) SELECT * FROM (SELECT 'sales_order', "
-        "JSON_ARRAY(OLD.`entity_id`, OLD.`store``id`)) k WHERE @sitectl_off IS NULL;")
+        f"JSON_ARRAY(OLD.`entity_id`, OLD.`store``id`)) k {quiet}"]
 
 
 def test_trigger_sql_of_a_table_without_primary_key_logs_an_empty_key():
     s = mysql_store()
-    sql = s._trigger_sql("log", [])
-    assert sql.count("SELECT * FROM (SELECT 'log', '') k WHERE @sitectl_off IS NULL") == 3
+    sql = "".join(s._trigger_sql("log", {}, []))
+    tag = hashlib.md5(b"log").hexdigest()
+    assert sql.count(f"SELECT * FROM (SELECT 'log', '') k WHERE NOT (@sitectl_restoring <=> '{tag}')") == 3
 
 
-def test_drop_triggers_sql_drops_the_three_triggers_if_they_exist():
+def test_drop_triggers_sql_drops_the_five_triggers_if_they_exist():
     assert mysql_store()._drop_triggers_sql("sales_order") == (
         "DROP TRIGGER IF EXISTS `magentodb`.`sitectl_0fa20b2263da20c8_i`;"
         "DROP TRIGGER IF EXISTS `magentodb`.`sitectl_0fa20b2263da20c8_u`;"
-        "DROP TRIGGER IF EXISTS `magentodb`.`sitectl_0fa20b2263da20c8_d`;")
+        "DROP TRIGGER IF EXISTS `magentodb`.`sitectl_0fa20b2263da20c8_d`;"
+        "DROP TRIGGER IF EXISTS `magentodb`.`sitectl_0fa20b2263da20c8_bd`;"
+        "DROP TRIGGER IF EXISTS `magentodb`.`sitectl_0fa20b2263da20c8_bu`;")
 
 
 def mysql_detection(name: str, base: dict, live: dict, keys: dict, pk: dict, golden_ai: dict) -> list:
@@ -117,7 +126,7 @@ def mysql_detection(name: str, base: dict, live: dict, keys: dict, pk: dict, gol
                 for r in ([prefix + "T", t, str(a)], [prefix + "I", t, str(i)], [prefix + "C", t, c], [prefix + "X", t, x])]
 
     recorded = MysqlStore._parse_state(state(base, ""))
-    rows = [["M", name, ""]]
+    rows = [["M", name, ""], ["V", str(TRACKING_VERSION), ""]]
     rows += [["K", t, k] for t, ks in keys.items() for k in ks]
     rows += [["B", t, " ".join(recorded[t])] for t in base]
     rows += state(live, "S")
@@ -147,7 +156,7 @@ def test_mysql_parse_changes_sorts_tables_into_keyed_rebuilt_created_and_auto_in
         "keys": {"catalog_product_link": ['["a\'b", 7]'], "sales_order": ["[1]", "[2]"]},
         "rebuild": ["altered", "gone", "log"], "extra": ["tmp_new"], "autoinc": ["quote", "sales_order"],
         "pk": {"sales_order": ["entity_id"], "catalog_product_link": ["sku", "link_id"], "log": ["id"]},
-        "golden_ai": {"sales_order": "12", "quote": "5"}}
+        "golden_ai": {"sales_order": "12", "quote": "5"}, "objects": False}
     assert mysql_store().restore_requests("golden", ch) is None  # DDL: needs the dependent steps
 
 
@@ -174,21 +183,30 @@ def mysql_golden_detail() -> dict:
             "golden_ai": {"sales_order": "10", "quote": "5", "big": "3"}}
 
 
+def md5(text: str) -> str:
+    return hashlib.md5(text.encode()).hexdigest()
+
+
 MYSQL_GOLDEN = "\n".join([
-    "SET @sitectl_off=1;",
     "SET FOREIGN_KEY_CHECKS=0;",
     "START TRANSACTION;",
+    f"SET @sitectl_restoring='{md5('catalog_product_link')}';",
     "DELETE FROM `magentodb`.`catalog_product_link` WHERE (`sku`=CONVERT(X'612762' USING utf8mb4) AND `link_id`=7);",
     "INSERT INTO `magentodb`.`catalog_product_link` SELECT * FROM `sitectl_s_golden`.`catalog_product_link` "
     "WHERE (`sku`=CONVERT(X'612762' USING utf8mb4) AND `link_id`=7);",
     "DELETE FROM sitectl.changes WHERE tbl='catalog_product_link' AND pk IN (CONVERT(X'5b22612762222c20375d' USING utf8mb4));",
+    f"SET @sitectl_restoring='{md5('sales_order')}';",
     "DELETE FROM `magentodb`.`sales_order` WHERE (`entity_id`=1) OR (`entity_id`=2);",
     "INSERT INTO `magentodb`.`sales_order` SELECT * FROM `sitectl_s_golden`.`sales_order` "
     "WHERE (`entity_id`=1) OR (`entity_id`=2);",
     "DELETE FROM sitectl.changes WHERE tbl='sales_order' AND pk IN ('[1]','[2]');",
+    f"SET @sitectl_restoring='{md5('big')}';",
     "DELETE FROM `magentodb`.`big`; INSERT INTO `magentodb`.`big` SELECT * FROM `sitectl_s_golden`.`big`;",
+    "DELETE FROM sitectl.changes WHERE tbl='big';",
+    f"SET @sitectl_restoring='{md5('nopk_log')}';",
     "DELETE FROM `magentodb`.`nopk_log`; INSERT INTO `magentodb`.`nopk_log` SELECT * FROM `sitectl_s_golden`.`nopk_log`;",
-    "DELETE FROM sitectl.changes WHERE tbl IN ('big','nopk_log');",
+    "DELETE FROM sitectl.changes WHERE tbl='nopk_log';",
+    "SET @sitectl_restoring=NULL;",
     "COMMIT;",
     "ALTER TABLE `magentodb`.`big` AUTO_INCREMENT=3;",
     "ALTER TABLE `magentodb`.`quote` AUTO_INCREMENT=5;",
@@ -205,11 +223,11 @@ def test_mysql_restore_requests_is_one_query_of_the_delta_sql():
     d = mysql_golden_detail()
     (q,) = mysql_store().restore_requests("golden", Changes(["x"], d))
     assert isinstance(q, Query) and q.sql == MYSQL_GOLDEN
-    assert q.argv == ["mysql", "-u", "root", "-N", "-B", "-e", MYSQL_GOLDEN]
+    assert q.argv == ["mysql", "-u", "root", "-N", "-B", "-e", MYSQL_SESSION + MYSQL_GOLDEN]
 
 
 @pytest.mark.parametrize("change", [
-    {"full": True}, {"rebuild": ["t"]}, {"extra": ["t"]}, {"golden_ai": None}, {"pk": None}])
+    {"full": True}, {"rebuild": ["t"]}, {"extra": ["t"]}, {"objects": True}, {"golden_ai": None}, {"pk": None}])
 def test_mysql_restore_requests_leaves_ddl_full_and_incomplete_detections_to_restore(change):
     d = {**mysql_golden_detail(), **change}
     assert mysql_store().restore_requests("golden", Changes(["x"], d)) is None
@@ -223,7 +241,7 @@ def test_mysql_delta_sql_of_only_auto_increment_changes_is_an_empty_transaction_
     d = {"keys": {}, "rebuild": [], "extra": [], "autoinc": ["quote", "gone"], "pk": {},
          "golden_ai": {"quote": "5"}}
     assert mysql_store()._delta_sql("golden", d, {}) == (
-        "SET @sitectl_off=1;\nSET FOREIGN_KEY_CHECKS=0;\nSTART TRANSACTION;\nCOMMIT;\n"
+        "SET FOREIGN_KEY_CHECKS=0;\nSTART TRANSACTION;\nSET @sitectl_restoring=NULL;\nCOMMIT;\n"
         "ALTER TABLE `magentodb`.`quote` AUTO_INCREMENT=5;")
 
 
@@ -240,7 +258,7 @@ def test_mysql_delta_sql_restores_a_table_whole_when_a_logged_key_is_not_json(ke
     d = {"keys": {"t": keys}, "rebuild": [], "extra": [], "autoinc": [], "pk": {"t": ["id"]}, "golden_ai": {}}
     sql = mysql_store()._delta_sql("golden", d, d["pk"])
     assert "DELETE FROM `magentodb`.`t`; INSERT INTO `magentodb`.`t` SELECT * FROM `sitectl_s_golden`.`t`;" in sql
-    assert "DELETE FROM sitectl.changes WHERE tbl IN ('t');" in sql
+    assert "DELETE FROM sitectl.changes WHERE tbl='t';" in sql
     assert "WHERE (" not in sql
 
 
@@ -256,7 +274,7 @@ def test_mysql_delta_sql_moves_the_tables_with_most_keys_to_whole_restores_to_st
     assert "DELETE FROM `magentodb`.`wide`; INSERT INTO `magentodb`.`wide` SELECT * FROM `sitectl_s_golden`.`wide`;" in sql
     assert "DELETE FROM `magentodb`.`mid` WHERE (" in sql  # fits once `wide` left: stays keyed
     assert "DELETE FROM `magentodb`.`small` WHERE (`id`=1) OR (`id`=2);" in sql
-    assert "DELETE FROM sitectl.changes WHERE tbl IN ('wide');" in sql
+    assert "DELETE FROM sitectl.changes WHERE tbl='wide';" in sql
 
 
 # -- MySQL properties ---------------------------------------------------------------------------
@@ -281,7 +299,7 @@ def mysql_details(draw):
     return {"keys": keys, "rebuild": [], "extra": [], "autoinc": [], "pk": pk, "golden_ai": golden_ai}
 
 
-MY_WORDS = {"SET", "@sitectl_off", "FOREIGN_KEY_CHECKS", "START", "TRANSACTION", "DELETE", "FROM", "WHERE", "AND",
+MY_WORDS = {"SET", "@sitectl_restoring", "NULL", "FOREIGN_KEY_CHECKS", "START", "TRANSACTION", "DELETE", "FROM", "WHERE", "AND",
             "OR", "INSERT", "INTO", "SELECT", "sitectl", "changes", "tbl", "pk", "IN", "COMMIT", "ALTER", "TABLE",
             "AUTO_INCREMENT"}
 
@@ -333,14 +351,19 @@ def test_mysql_delta_sql_keys_appear_only_as_literals_names_only_as_identifiers_
         if t.kind == "word":
             assert t.value in MY_WORDS, t
     stmts = split_statements(toks)
-    assert [" ".join(t.raw for t in s) for s in stmts[:3]] == [
-        "SET @sitectl_off = 1", "SET FOREIGN_KEY_CHECKS = 0", "START TRANSACTION"]
+    assert [" ".join(t.raw for t in s) for s in stmts[:2]] == ["SET FOREIGN_KEY_CHECKS = 0", "START TRANSACTION"]
     whole = sorted(t for t, ks in d["keys"].items() if t not in d["pk"] or "" in ks)
     keyed = sorted(t for t in d["keys"] if t not in whole)
-    i = 3
+    i = 2
+
+    def quiet(stmt, t):
+        assert [x.value for x in stmt] == ["SET", "@sitectl_restoring", "=", md5(t)]
+        assert stmt[3].kind == "str"
+
     for t in keyed:
-        dele, ins, clear = stmts[i:i + 3]
-        i += 3
+        tag, dele, ins, clear = stmts[i:i + 4]
+        quiet(tag, t)
+        i += 4
         want = [dict(zip(d["pk"][t], json.loads(k))) for k in d["keys"][t]]
         assert [x.value for x in dele[:6]] == ["DELETE", "FROM", "magentodb", ".", t, "WHERE"]
         assert dele[2].kind == dele[4].kind == "ident"
@@ -354,16 +377,15 @@ def test_mysql_delta_sql_keys_appear_only_as_literals_names_only_as_identifiers_
         logged = [x.value for x in clear[13:-1] if x.kind == "str"]
         assert logged == d["keys"][t]
     for t in whole:
-        assert [x.value for x in stmts[i]] == ["DELETE", "FROM", "magentodb", ".", t]
-        assert [x.value for x in stmts[i + 1]] == ["INSERT", "INTO", "magentodb", ".", t, "SELECT", "*", "FROM",
+        quiet(stmts[i], t)
+        assert [x.value for x in stmts[i + 1]] == ["DELETE", "FROM", "magentodb", ".", t]
+        assert [x.value for x in stmts[i + 2]] == ["INSERT", "INTO", "magentodb", ".", t, "SELECT", "*", "FROM",
                                                   "sitectl_s_golden", ".", t]
-        i += 2
-    if whole:
-        clear = stmts[i]
-        assert [x.value for x in clear if x.kind == "str"] == whole
-        i += 1
-    assert [x.value for x in stmts[i]] == ["COMMIT"]
-    alters = stmts[i + 1:]
+        assert [x.value for x in stmts[i + 3]] == ["DELETE", "FROM", "sitectl", ".", "changes", "WHERE", "tbl", "=", t]
+        i += 4
+    assert [x.raw for x in stmts[i]] == ["SET", "@sitectl_restoring", "=", "NULL"]
+    assert [x.value for x in stmts[i + 1]] == ["COMMIT"]
+    alters = stmts[i + 2:]
     assert [(s[4].value, int(s[7].value)) for s in alters] == [(t, int(d["golden_ai"][t]))
                                                                for t in sorted(d["keys"]) if t in d["golden_ai"]]
 
