@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from sitectl.errors import StoreError
 from sitectl.stores import cascades
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.literals import m_value, q_ident
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
+from sitectl.stores.transport import budget_chunks
 
 TRACK_DB = "sitectl"
 #: The version of the tracking this module installs (triggers, baseline hashes), kept in
@@ -44,11 +46,19 @@ TRACK_DB = "sitectl"
 #: restored in full, which installs this one. 2: foreign-key actions, triggers and schema
 #: objects tracked.
 TRACKING_VERSION = 2
-MAX_KEYS_PER_TABLE = 2000  # above this a table is restored whole (one statement stays small)
+MAX_KEYS_PER_TABLE = 2000
+#: Passes a full restore makes over the tables the application's triggers wrote meanwhile.
+FULL_PASSES = 4  # above this a table is restored whole (one statement stays small)
 
 
 def _trigger_name(table: str, ev: str) -> str:
     return f"sitectl_{hashlib.md5(table.encode()).hexdigest()[:16]}_{ev}"
+
+
+def _without_counter(create: str) -> str:
+    """``SHOW CREATE TABLE`` text without its ``AUTO_INCREMENT=N`` table option (the counter is
+    restored apart)."""
+    return re.sub(r" AUTO_INCREMENT=\d+(?= )", "", create or "")
 
 
 def _table_tag(table: str) -> str:
@@ -202,7 +212,8 @@ class MysqlStore(Store):
                 for n, child, parent, upd, dele, cc, pc in rows]
 
     # -- tracking -------------------------------------------------------------------------
-    def _trigger_sql(self, table: str, pk: dict[str, list[str]], fks: list[cascades.ForeignKey]) -> list[str]:
+    def _trigger_defs(self, table: str, pk: dict[str, list[str]], fks: list[cascades.ForeignKey]
+                      ) -> list[tuple[str, str, str, str]]:
         """sitectl's triggers on ``table``: after each row change, the row's key into the change
         log; before a delete or an update, the keys of the rows foreign-key actions will change
         (:mod:`sitectl.stores.cascades`). None logs while the restore writes this table
@@ -210,29 +221,30 @@ class MysqlStore(Store):
         restore is logged; the foreign-key ones log nothing with ``FOREIGN_KEY_CHECKS=0``, when
         the server runs no action. A foreign-key trigger longer than :data:`MAX_TRIGGER_BYTES`
         (one statement must fit one ``docker exec`` argument) logs each table its paths reach
-        whole instead, without the joins. One statement per trigger."""
-        tq = q_ident(self.db) + "." + q_ident(table)
+        whole instead, without the joins.
+
+        Returns:
+            ``(trigger name, timing, event, body)`` per trigger, as ``information_schema.TRIGGERS``
+            lists them (``ACTION_TIMING``, ``EVENT_MANIPULATION``, ``ACTION_STATEMENT``).
+        """
         cols = pk.get(table, [])
         live = f"NOT (@sitectl_restoring <=> {m_value(_table_tag(table))})"
         stmts = []
         for ev, when, rowref in (("i", "INSERT", ["NEW"]), ("u", "UPDATE", ["OLD", "NEW"]), ("d", "DELETE", ["OLD"])):
-            name = q_ident(self.db) + "." + q_ident(_trigger_name(table, ev))
             if cols:
                 keys = " UNION ".join(
                     "SELECT " + m_value(table) + ", JSON_ARRAY(" + ", ".join(f"{r}.{q_ident(c)}" for c in cols) + ")"
                     for r in rowref)
             else:
                 keys = f"SELECT {m_value(table)}, ''"
-            stmts.append(
-                f"CREATE TRIGGER {name} AFTER {when} ON {tq} FOR EACH ROW "
-                f"INSERT IGNORE INTO {TRACK_DB}.changes (tbl, pk) SELECT * FROM ({keys}) k WHERE {live}")
+            stmts.append((_trigger_name(table, ev), "AFTER", when,
+                          f"INSERT IGNORE INTO {TRACK_DB}.changes (tbl, pk) SELECT * FROM ({keys}) k WHERE {live}"))
         acting = f"{live} AND @@foreign_key_checks = 1"
         for ev, when in (("bd", "DELETE"), ("bu", "UPDATE")):
             paths = cascades.paths(fks, table, "delete" if ev == "bd" else "update")
             if not paths:
                 continue
-            name = q_ident(self.db) + "." + q_ident(_trigger_name(table, ev))
-            head = f"CREATE TRIGGER {name} BEFORE {when} ON {tq} FOR EACH ROW INSERT IGNORE INTO {TRACK_DB}.changes (tbl, pk) "
+            head = f"INSERT IGNORE INTO {TRACK_DB}.changes (tbl, pk) "
             selects = []
             for path in paths:
                 sel = cascades.log_select(self.db, path, pk)
@@ -243,8 +255,42 @@ class MysqlStore(Store):
                 reached = sorted({p.edges[-1].child for p in paths})
                 text = head + f"SELECT * FROM (SELECT {m_value(reached[0])} AS tbl, '' AS pk" + "".join(
                     f" UNION ALL SELECT {m_value(t)}, ''" for t in reached[1:]) + f") k WHERE {acting}"
-            stmts.append(text)
-        return [st + ";" for st in stmts]
+            stmts.append((_trigger_name(table, ev), "BEFORE", when, text))
+        return stmts
+
+    def _trigger_sql(self, table: str, pk: dict[str, list[str]], fks: list[cascades.ForeignKey]) -> list[str]:
+        """The ``CREATE TRIGGER`` statements of :meth:`_trigger_defs`, one per trigger."""
+        tq = q_ident(self.db) + "." + q_ident(table)
+        return [f"CREATE TRIGGER {q_ident(self.db)}.{q_ident(n)} {timing} {event} ON {tq} FOR EACH ROW {body};"
+                for n, timing, event, body in self._trigger_defs(table, pk, fks)]
+
+    def _sync_triggers(self, tables: list[str], what: str) -> None:
+        """Make sitectl's triggers on ``tables`` exactly :meth:`_trigger_defs` (over the foreign
+        keys as they are now), touching only the ones that differ: a trigger's DDL is slow
+        (tens of ms each), and a database of 361 tables has over a thousand of them."""
+        pk, fks = self._pk(self.db), self._foreign_keys()
+        have = {n: (tb, timing, event, body) for n, tb, timing, event, body in self.sql(
+            "SELECT trigger_name, event_object_table, action_timing, event_manipulation, action_statement"
+            f" FROM information_schema.triggers WHERE trigger_schema = {m_value(self.db)}"
+            " AND trigger_name LIKE 'sitectl\\_%'", "read change tracking")}
+        stmts = []
+        for t in tables:
+            want = {n: (t, timing, event, body) for n, timing, event, body in self._trigger_defs(t, pk, fks)}
+            tq = q_ident(self.db) + "." + q_ident(t)
+            for ev in TRIGGER_EVENTS:
+                n = _trigger_name(t, ev)
+                if n in have and have[n] == want.get(n):
+                    continue
+                if n in have:
+                    stmts.append(f"DROP TRIGGER IF EXISTS {q_ident(self.db)}.{q_ident(n)};")
+                if n in want:
+                    _, timing, event, body = want[n]
+                    stmts.append(f"CREATE TRIGGER {q_ident(self.db)}.{q_ident(n)} {timing} {event} ON {tq} "
+                                 f"FOR EACH ROW {body};")
+        if stmts:
+            self.session.query_chunks(stmts, what)
+
+
 
     def _drop_triggers_sql(self, table: str) -> str:
         return "".join(f"DROP TRIGGER IF EXISTS {q_ident(self.db)}.{q_ident(_trigger_name(table, ev))};"
@@ -252,9 +298,13 @@ class MysqlStore(Store):
 
     def _install_tracking(self, name: str) -> None:
         """(Re)create the change log, the triggers of every table, and the baseline."""
-        pk = self._pk(self.db)
-        fks = self._foreign_keys()
         tables = self._tables(self.db)
+        self.sql(self._tracking_tables_sql(), "install change tracking")
+        self._sync_triggers(tables, "install change tracking")
+        self._reset_baseline(name)
+
+    @staticmethod
+    def _tracking_tables_sql() -> str:
         parts = [
             f"CREATE DATABASE IF NOT EXISTS {TRACK_DB};",
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.changes (tbl VARCHAR(64) NOT NULL, pk VARCHAR(700) NOT NULL,"
@@ -264,10 +314,7 @@ class MysqlStore(Store):
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.meta (db VARCHAR(64) PRIMARY KEY, snapshot VARCHAR(64)) ENGINE=InnoDB;",
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.tracking (db VARCHAR(64) PRIMARY KEY, version INT) ENGINE=InnoDB;",
         ]
-        self.sql("\n".join(parts), "install change tracking")
-        self.session.query_chunks([st for t in tables for st in (self._drop_triggers_sql(t), *self._trigger_sql(t, pk, fks))],
-                                  "install change tracking")
-        self._reset_baseline(name)
+        return "\n".join(parts)
 
     def _reset_baseline(self, name: str) -> None:
         state = self._state()
@@ -538,16 +585,101 @@ class MysqlStore(Store):
         return "\n".join(stmts)
 
     def _restore_full(self, name: str) -> list[str]:
-        """Every table back from the snapshot; tracking re-installed; baseline = ``name``."""
-        snap_tables = self._tables(self.snap_db(name))
-        golden = [t for t in snap_tables if not t.startswith("__")]
-        live = self._tables(self.db)
-        self._rebuild_tables(name, golden, [t for t in live if t not in golden])
+        """Every table back from the snapshot; tracking re-installed; baseline = ``name``.
+
+        Only what differs is touched: a table whose ``SHOW CREATE TABLE`` (counter aside) is
+        golden's keeps its definition and gets its rows back when ``CHECKSUM TABLE`` differs
+        from the golden copy's; the others are dropped and re-created. The rows' own writes
+        can make the application's triggers write elsewhere: sitectl's triggers (in place before
+        the rows move) log that, and the tables it names get their rows back again, up to
+        :data:`FULL_PASSES` passes."""
+        sdb = self.snap_db(name)
+        golden = [t for t in self._tables(sdb) if not t.startswith("__")]
+        live = set(self._tables(self.db))
+        defs = {r[0]: (r[1], r[2]) for r in self.sql(f"SELECT tbl, create_sql, auto_inc FROM {q_ident(sdb)}.__tables",
+                                                     "read definitions")}
+        kept = [t for t in golden if t in live]
+        now = {r[0]: r[1] for r in self.sql("".join(f"SHOW CREATE TABLE {q_ident(self.db)}.{q_ident(t)};" for t in kept),
+                                            "read table definitions")} if kept else {}
+        triggers_differ = self._tables_whose_triggers_differ(name)
+        same = [t for t in kept if t in defs and _without_counter(now.get(t, "")) == _without_counter(defs[t][0])
+                and t not in triggers_differ]
+        rebuild = [t for t in golden if t not in same]
+        extra = sorted(live - set(golden))
+        self._rebuild_tables(name, rebuild, extra, track=False)
         self._restore_objects(name)
-        self._install_tracking(name)
+        self.sql(self._tracking_tables_sql(), "install change tracking")
+        self._sync_triggers(self._tables(self.db), "install change tracking")
+        self.sql(f"DELETE FROM {TRACK_DB}.changes", "clear the change log")
+        todo = self._differing(name, same)
+        for _ in range(FULL_PASSES):
+            if not todo:
+                break
+            self._refill(name, todo)
+            todo = [r[0] for r in self.sql(f"SELECT DISTINCT tbl FROM {TRACK_DB}.changes", "read the change log")]
+            self.sql(f"DELETE FROM {TRACK_DB}.changes", "clear the change log")
+        self._restore_autoinc(name, same)
+        self._reset_baseline(name)
         return [f"{self.label}: all {len(golden)} tables"]
 
-    def _rebuild_tables(self, name: str, tables: list[str], extra: list[str]) -> None:
+    def _tables_whose_triggers_differ(self, name: str) -> set[str]:
+        """The tables whose application triggers (by name, table, sql_mode, order, definer and
+        body) are not the ones snapshot ``name`` saved."""
+        sdb = q_ident(self.snap_db(name))
+        saved: dict[str, tuple] = {}
+        cols = [r[0] for r in self.sql(f"SELECT column_name FROM information_schema.columns WHERE table_schema="
+                                       f"{m_value(self.snap_db(name))} AND table_name='__triggers'", "read triggers")]
+        if "action_order" not in cols:  # a snapshot of sitectl 0.1.0: only statements; rebuild all
+            return {r[0] for r in self.sql(f"SELECT tbl FROM {sdb}.__triggers", "read triggers")} | {
+                r[0] for r in self.sql("SELECT event_object_table FROM information_schema.triggers WHERE trigger_schema="
+                                       f"{m_value(self.db)} AND trigger_name NOT LIKE 'sitectl\\_%'", "read triggers")}
+        for n, tb, create, mode, order in self.sql(
+                f"SELECT name, tbl, create_sql, sql_mode, action_order FROM {sdb}.__triggers", "read triggers"):
+            saved[n] = (tb, create, mode, order)
+        live: dict[str, tuple] = {}
+        for n, tb, body, mode, order, definer in self.sql(
+                "SELECT trigger_name, event_object_table, action_statement, sql_mode, action_order, definer"
+                f" FROM information_schema.triggers WHERE trigger_schema={m_value(self.db)}"
+                " AND trigger_name NOT LIKE 'sitectl\\_%'", "read triggers"):
+            live[n] = (tb, body, mode, order, definer)
+        out = set()
+        for n in saved.keys() | live.keys():
+            if n not in saved or n not in live:
+                out.add((saved.get(n) or live[n])[0])
+                continue
+            tb, create, mode, order = saved[n]
+            ltb, body, lmode, lorder, definer = live[n]
+            user, _, host = definer.partition("@")
+            if (tb, mode, str(order)) != (ltb, lmode, str(lorder)) or not create.endswith(body) \
+                    or f"`{user}`@`{host}`" not in create:
+                out.update({tb, ltb})
+        return out
+
+    def _differing(self, name: str, tables: list[str]) -> list[str]:
+        """The tables among ``tables`` whose rows differ from the golden copy's (``CHECKSUM
+        TABLE ... EXTENDED`` of both: a row-by-row checksum)."""
+        if not tables:
+            return []
+        sdb = self.snap_db(name)
+        out = []
+        for i in range(0, len(tables), 100):
+            part = tables[i:i + 100]
+            names = ", ".join(f"{q_ident(db)}.{q_ident(t)}" for t in part for db in (self.db, sdb))
+            sums = {r[0]: r[1] for r in self.sql(f"CHECKSUM TABLE {names} EXTENDED", "compare tables")}
+            out += [t for t in part if sums.get(f"{self.db}.{t}") != sums.get(f"{sdb}.{t}")]
+        return out
+
+    def _refill(self, name: str, tables: list[str]) -> None:
+        """The rows of ``tables`` back from the golden copy (foreign-key checks off, each table's
+        own triggers quiet), in one transaction per chunk."""
+        sdb = q_ident(self.snap_db(name))
+        stmts = [f"SET @sitectl_restoring={m_value(_table_tag(t))}; DELETE FROM {q_ident(self.db)}.{q_ident(t)}; "
+                 f"INSERT INTO {q_ident(self.db)}.{q_ident(t)} SELECT * FROM {sdb}.{q_ident(t)};" for t in tables]
+        for chunk in budget_chunks(stmts, SQL_BUDGET):
+            self.sql("SET FOREIGN_KEY_CHECKS=0;\nSTART TRANSACTION;\n" + "\n".join(chunk)
+                     + "\nSET @sitectl_restoring=NULL;\nCOMMIT;", f"restore rows from {name}")
+
+    def _rebuild_tables(self, name: str, tables: list[str], extra: list[str], track: bool = True) -> None:
         sdb = q_ident(self.snap_db(name))
         defs = {r[0]: (r[1], r[2]) for r in self.sql(f"SELECT tbl, create_sql, auto_inc FROM {sdb}.__tables", "read definitions")}
         prelude = f"SET FOREIGN_KEY_CHECKS=0;\nUSE {q_ident(self.db)};\n"
@@ -569,9 +701,8 @@ class MysqlStore(Store):
         # they are now (their foreign keys are golden's).
         if tables:
             self._recreate_app_triggers(name, tables)
-        pk, fks = self._pk(self.db), self._foreign_keys()
-        self.session.query_chunks([st for t in tables for st in (self._drop_triggers_sql(t), *self._trigger_sql(t, pk, fks))],
-                                  f"track re-created tables of {name}")
+        if track:
+            self._sync_triggers(tables, f"track re-created tables of {name}")
 
     def _recreate_app_triggers(self, name: str, tables: list[str]) -> None:
         sdb = q_ident(self.snap_db(name))
@@ -597,6 +728,9 @@ class MysqlStore(Store):
             return
         sdb = q_ident(self.snap_db(name))
         rows = self.sql(f"SELECT tbl, auto_inc FROM {sdb}.__tables WHERE auto_inc > 0 AND tbl IN ({','.join(map(m_value, tables))})")
+        # Only the counters that differ (each ALTER takes the table's metadata lock).
+        now = {t: s[2] for t, s in self._state().items()}
+        rows = [(t, a) for t, a in rows if now.get(t) != a]
         if rows:
             self.sql("".join(f"ALTER TABLE {q_ident(self.db)}.{q_ident(t)} AUTO_INCREMENT={int(a)};" for t, a in rows),
                      "restore AUTO_INCREMENT")

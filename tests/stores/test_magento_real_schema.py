@@ -123,3 +123,23 @@ def test_reset_after_a_mutation_is_exactly_golden(magento, mutation):
     assert left == [], f"{mutation}: the closing check still sees {left}"
     assert path == "delta", f"{mutation}: took the {path} path ({found})"
     assert rs.reset(stores) == ("nothing", [], []), "a second reset finds something"
+
+
+@pytest.mark.parametrize("lose", ["DROP DATABASE sitectl", "UPDATE sitectl.tracking SET version = 1"])
+def test_with_the_tracking_lost_a_full_restore_is_exactly_golden(magento, lose):
+    """No change log to trust (dropped, or made by another sitectl version): the reset restores
+    in full, which also puts the tracking back."""
+    engine, container, stores, golden = magento
+    for sql in ("DELETE FROM sales_order WHERE entity_id = 1", "UPDATE catalog_product_entity SET sku = 'Q' WHERE entity_id = 9",
+                "CREATE TABLE task_t (id INT PRIMARY KEY)", "DROP TRIGGER trg_catalog_category_entity_after_insert",
+                "CREATE VIEW task_v AS SELECT 1 AS x", "ALTER TABLE review ADD COLUMN extra INT", lose):
+        rs.mysql(engine, container, sql)
+    path, found, left = rs.reset(stores)
+    now = rs.mysql_state(engine, container)
+    assert path == "full", found
+    assert now == golden, rs.diff(golden, now)
+    assert left == []
+    assert rs.reset(stores) == ("nothing", [], [])
+    # The tracking works again: a later change is a delta.
+    rs.mysql(engine, container, "DELETE FROM review WHERE review_id = 1")
+    assert rs.reset(stores)[0] == "delta" and rs.mysql_state(engine, container) == golden
