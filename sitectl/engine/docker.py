@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -216,7 +217,8 @@ class DockerEngine(Engine):
 
         Raises:
             ValueError: a key that is not a plain label name (letters, digits, ``._-``).
-            EngineError: the ``docker`` client failed (no engine answers).
+            EngineError: the ``docker`` client failed (no engine answers), or the engine or
+                the client took longer than 5 s and :data:`LABELS_TIMEOUT` s.
             OSError: there is no ``docker`` client.
         """
         if self._client is not None:
@@ -232,7 +234,8 @@ class DockerEngine(Engine):
                     for c in listed]
         fmt = "\t".join(f'{{{{.Label "{k}" | json}}}}' for k in keys)
         out = _docker_cli(["container", "ls", "-a", "--no-trunc",
-                           *(a for f in filters for a in ("--filter", f"label={f}")), "--format", fmt])
+                           *(a for f in filters for a in ("--filter", f"label={f}")), "--format", fmt],
+                          timeout=LABELS_TIMEOUT)
         rows = []
         for line in out.splitlines():
             values = [json.loads(v) for v in line.split("\t")]  # JSON strings hold no raw tab
@@ -409,21 +412,36 @@ def _local_socket() -> str | None:
 def _api_get(path: str, timeout: float = 5.0, limit: int = 64 << 20) -> object | None:
     """``GET path`` of the Engine API on :func:`_local_socket` (HTTP/1.0: the answer ends when
     the engine closes the connection): the JSON body of a 200 answer, or None for anything
-    else (no socket, refused, timed out, another status, chunked or not JSON, more than
-    ``limit`` bytes), when the caller asks the ``docker`` client instead."""
+    else (no socket, refused, another status, chunked or not JSON, more than ``limit``
+    bytes), when the caller asks the ``docker`` client instead.
+
+    Raises:
+        EngineError: the engine took more than ``timeout`` seconds in all (then the client,
+            which would wait for the same engine, is not asked).
+    """
     where = _local_socket()
     if where is None:
         return None
+    deadline = time.monotonic() + timeout
     data = bytearray()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
             s.connect(where)
             s.sendall(f"GET {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode("ascii"))
-            while chunk := s.recv(1 << 16):
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                s.settimeout(left)
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
                 data += chunk
                 if len(data) > limit:
                     return None
+    except TimeoutError:
+        raise EngineError(f"the Docker engine at {where} did not answer within {timeout:g} s") from None
     except OSError:
         return None
     head, sep, body = bytes(data).partition(b"\r\n\r\n")
@@ -432,8 +450,12 @@ def _api_get(path: str, timeout: float = 5.0, limit: int = 64 << 20) -> object |
         return None
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
+
+
+#: Seconds the label lookup waits for the ``docker`` client.
+LABELS_TIMEOUT = 10.0
 
 
 def _docker_cli(args: list[str], ok_codes: tuple[int, ...] = (0,), timeout: float | None = None) -> str:

@@ -23,19 +23,32 @@ HEALTHCHECKS_DIR = Path(
 
 
 def resolve_stack_path(stack: str) -> Path:
-    """Map a ``--stack`` value to a file: a shipped stack name (``mini``, ``webarena``) or a path.
+    """Map a ``--stack`` value to a file: a shipped stack name (``mini``, ``webarena``) or a path
+    (symbolic links resolved).
 
     Raises:
         StackError: neither a shipped stack nor an existing file.
     """
+    return _named_stack_path(stack).resolve()
+
+
+def _named_stack_path(stack: str) -> Path:
+    """The file a ``--stack`` value names, absolute, symbolic links not resolved.
+
+    Raises:
+        StackError: neither a shipped stack nor an existing file, or a name the system refuses.
+    """
     p = Path(stack)
-    if p.suffix in (".yaml", ".yml") or os.sep in stack:
-        if not p.is_file():
-            raise StackError(f"{stack}: stack file not found")
-        return p.resolve()
-    shipped = STACKS_DIR / f"{stack}.yaml"
-    if shipped.is_file():
-        return shipped
+    try:
+        if p.suffix in (".yaml", ".yml") or os.sep in stack:
+            if not p.is_file():
+                raise StackError(f"{stack}: stack file not found")
+            return Path(os.path.abspath(p))
+        shipped = STACKS_DIR / f"{stack}.yaml"
+        if shipped.is_file():
+            return shipped
+    except OSError as e:  # e.g. a name longer than the system allows
+        raise StackError(f"{stack[:200]}: cannot use this stack file: {e.strerror}") from None
     names = sorted(f.stem for f in STACKS_DIR.glob("*.yaml"))
     raise StackError(f"unknown stack {stack!r} (shipped: {', '.join(names)}; or give a .yaml path)")
 
@@ -59,9 +72,10 @@ def _node_at(node: yaml.Node | None, loc: tuple) -> yaml.Node | None:
     return best
 
 
-#: The SHA-256 (hex) of the bytes of every stack and health-check file read, by absolute path
-#: (the last read; a health-check file is read once per process, see :func:`load_health`).
-_READ_DIGESTS: dict[str, str] = {}
+#: Every stack and health-check file read, by the absolute path it was named by (symbolic links
+#: not resolved): ``(the path resolved, SHA-256 of the bytes read)`` (the last read; a
+#: health-check file is read once per process, see :func:`load_health`).
+_READ_DIGESTS: dict[str, tuple[str, str]] = {}
 
 
 def _read_yaml(path: Path) -> tuple[object, yaml.Node | None]:
@@ -72,7 +86,7 @@ def _read_yaml(path: Path) -> tuple[object, yaml.Node | None]:
         raise StackError(f"{path}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError as e:
         raise StackError(f"{path}: not UTF-8 text (byte {e.start})") from None
-    _READ_DIGESTS[str(path.resolve())] = hashlib.sha256(raw).hexdigest()
+    _READ_DIGESTS[os.path.abspath(path)] = (os.path.realpath(path), hashlib.sha256(raw).hexdigest())
     fast = getattr(yaml, "CSafeLoader", None)
     # libyaml takes some tabs the pure-Python parser refuses: a file with a tab takes that path.
     if fast is not None and "\t" not in text:
@@ -146,12 +160,14 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
-def _read_stack_data(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, yaml.Node | None, tuple[Path, ...]]:
-    """Read a stack file and, recursively, the file it ``extends`` (merged underneath); also
-    returns the files read, this one first."""
+def _read_stack_data(named: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, yaml.Node | None, tuple[Path, ...]]:
+    """Read a stack file (``named``: as named, links not resolved) and, recursively, the file it
+    ``extends`` (merged underneath, named relative to this file's resolved folder); also
+    returns the names of the files read, this one first."""
+    path = named.resolve()
     if path in seen:
         raise StackError(f"{path}: 'extends' loops back to itself")
-    data, node = _read_yaml(path)
+    data, node = _read_yaml(named)
     if not isinstance(data, dict):
         raise StackError(f"{path}: a stack file is a mapping with 'name' and 'sites'")
     if isinstance(data.get("images"), list):
@@ -162,15 +178,15 @@ def _read_stack_data(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, yam
                 img["base_dir"] = str(path.parent)
     parent = data.get("extends")
     if parent is None:
-        return data, node, (path,)
+        return data, node, (named,)
     if not isinstance(parent, str):
         raise StackError(f"{path}: field 'extends' is a path to another stack file")
-    ppath = (path.parent / parent).resolve()
+    ppath = path.parent / parent
     if not ppath.is_file():
         raise StackError(f"{path}: field 'extends': {parent} not found")
     base, _, read = _read_stack_data(ppath, seen + (path,))
     base.pop("images", None) if "images" in data else None
-    return _merge(base, data), node, (path, *read)
+    return _merge(base, data), node, (named, *read)
 
 
 def load_stack(stack: str | os.PathLike) -> Stack:
@@ -189,8 +205,9 @@ def load_stack(stack: str | os.PathLike) -> Stack:
         StackError: unreadable file, malformed YAML (with line and column), or an invalid
             field (with line, site and field), or a site whose health-check file is missing.
     """
-    path = resolve_stack_path(str(stack))
-    data, node, read = _read_stack_data(path)
+    named = _named_stack_path(str(stack))
+    path = named.resolve()
+    data, node, read = _read_stack_data(named)
     if "sources" in data:
         raise StackError(f"{path}: field 'sources' is set by sitectl (the files read), not in a stack file")
     try:
@@ -199,7 +216,7 @@ def load_stack(stack: str | os.PathLike) -> Stack:
         raise _validation_error(path, node, e, "stack file") from None
     # Health-check files are read here, at load time (not mid-`up`).
     health = [load_health(health_ref(st, site)).path for site in st.sites.values()]
-    files = dict.fromkeys(str(Path(p).resolve()) for p in (*read, *health))
+    files = dict.fromkeys(os.path.abspath(p) for p in (*read, *health))
     return st.model_copy(update={"sources": {f: _READ_DIGESTS[f] for f in files}})
 
 
@@ -212,7 +229,7 @@ def health_ref(stack: Stack, site) -> str:
     stack file)."""
     ref = site.health or site.kind.value
     if ref.endswith((".yaml", ".yml")):
-        return str((Path(stack.path).parent / ref).resolve())
+        return os.path.abspath(Path(stack.path).parent / ref)
     return ref
 
 

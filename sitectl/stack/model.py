@@ -58,7 +58,7 @@ def _check_placeholders(value: str, known: set[str] = _PLACEHOLDERS) -> str:
     for _, name, spec, conv in parts:
         if name is None:
             continue
-        site_origin = known is _PLACEHOLDERS and _SITE_ORIGIN_RE.match(name)
+        site_origin = known is _PLACEHOLDERS and _SITE_ORIGIN_RE.fullmatch(name)
         if (name not in known and not site_origin) or spec or conv:
             shown = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
             extra = ", origin_<site>" if known is _PLACEHOLDERS else ""
@@ -207,14 +207,14 @@ class Site(_Strict):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
+        if not _NAME_RE.fullmatch(v):
             raise ValueError("site names are lower-case letters, digits and _ (max 40)")
         return v
 
     @field_validator("container")
     @classmethod
     def _container(cls, v: str) -> str:
-        if not _CONTAINER_RE.match(v):
+        if not _CONTAINER_RE.fullmatch(v):
             raise ValueError(f"{v!r} is not a valid container name")
         return v
 
@@ -222,7 +222,7 @@ class Site(_Strict):
     @classmethod
     def _ports(cls, v: list[str]) -> list[str]:
         for p in v:
-            m = _PORT_RE.match(p)
+            m = _PORT_RE.fullmatch(p)
             if not m or not all(1 <= int(x) <= 65535 for x in m.groups()):
                 raise ValueError(f"{p!r} is not HOST:CONTAINER with ports 1-65535")
         return v
@@ -297,11 +297,12 @@ class Stack(_Strict):
     sites: dict[str, Site]
     #: Absolute path of the file this stack was loaded from (set by the loader).
     path: str = ""
-    #: Every file the loader read to make this stack, by absolute path: the file, the files it
-    #: ``extends``, its sites' health-check files, each with the SHA-256 (hex) of the bytes read
+    #: Every file the loader read to make this stack, by the absolute path it was named by
+    #: (symbolic links not resolved): the file, the files it ``extends``, its sites'
+    #: health-check files, each with ``(the path resolved, SHA-256 hex of the bytes read)``
     #: (set by the loader; what a memo of anything computed from the stack checks,
     #: :mod:`sitectl.ops.envvars`).
-    sources: dict[str, str] = Field(default_factory=dict)
+    sources: dict[str, tuple[str, str]] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -333,7 +334,7 @@ class Stack(_Strict):
             texts = [s.url, *s.environment.values(), *(a for st in s.post_start for a in st.exec)]
             for t in texts:
                 for _, name, _, _ in string.Formatter().parse(t):
-                    m = name and _SITE_ORIGIN_RE.match(name)
+                    m = name and _SITE_ORIGIN_RE.fullmatch(name)
                     if m and m.group(1) not in self.sites:
                         raise ValueError(f"site {s.name!r}: placeholder {{{name}}} names no site of this stack")
         return self

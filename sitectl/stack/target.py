@@ -48,7 +48,7 @@ def validate_host(host: str) -> str:
         if ip.is_unspecified:
             raise UsageError(f"invalid host {host!r}: 0.0.0.0 is not an address a browser can use")
         return host
-    if not _HOST_RE.match(host) or host.rsplit(".", 1)[-1].isdigit():
+    if not _HOST_RE.fullmatch(host) or host.rsplit(".", 1)[-1].isdigit():
         raise UsageError(
             f"invalid host {host!r}: give a host name or IPv4 address only "
             "(no scheme, port or path), e.g. 127.0.0.1 or shop.example.org"

@@ -22,13 +22,16 @@ finally:
 """
 
 
-def run_env(cache: Path, *args, cwd: Path):
+def run_env(cache: Path | None, *args, cwd: Path, extra_env: dict | None = None, **kw):
     """One `sitectl env --json ...` in a new interpreter: (exit code, JSON or None, whether the
-    stack model was imported)."""
+    stack model was imported, stderr)."""
     env = {**os.environ, "SITECTL_CACHE_DIR": str(cache)}
     env.pop("SITECTL_CONFIG", None)
+    if cache is None:
+        env.pop("SITECTL_CACHE_DIR")
+    env.update(extra_env or {})
     r = subprocess.run([sys.executable, "-c", PROBE, "env", "--json", *args], capture_output=True, text=True,
-                       cwd=cwd, env=env, timeout=120)
+                       cwd=cwd, env=env, timeout=120, **kw)
     loaded = "PYDANTIC:True" in r.stderr
     values = json.loads(r.stdout) if r.returncode == 0 else None
     return r.returncode, values, loaded, r.stderr
@@ -169,3 +172,93 @@ def test_a_changed_sitectl_module_is_a_new_key(tmp_path, stack_file):
     finally:
         os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert len(entries(cache)) == 2
+
+
+def test_a_symbolic_link_turned_elsewhere_is_seen(tmp_path, stack_file):
+    """The stack file, the file it extends and the stacks folder, each reached through a link."""
+    cache = tmp_path / "cache"
+    other = stack_file.with_name("other.yaml")
+    other.write_text(STACK.replace('"7770:80"', '"7771:80"'))
+    link = stack_file.with_name("link.yaml")
+    link.symlink_to("s.yaml")
+    assert run_env(cache, "--stack", str(link), cwd=tmp_path)[1]["SHOPPING"].endswith(":7770")
+    link.unlink()
+    link.symlink_to("other.yaml")
+    code, values, loaded, err = run_env(cache, "--stack", str(link), cwd=tmp_path)
+    assert (code, values["SHOPPING"][-5:], loaded) == (0, ":7771", True), err
+    # A stacks folder that is a link (SITECTL_STACKS_DIR), turned to another folder.
+    for v, port in (("v1", "7770"), ("v2", "7772")):
+        (tmp_path / v).mkdir()
+        (tmp_path / v / "x.yaml").write_text(STACK.replace('"7770:80"', f'"{port}:80"'))
+    cur = tmp_path / "cur"
+    cur.symlink_to("v1")
+    env = {"SITECTL_STACKS_DIR": str(cur)}
+    assert run_env(cache, "--stack", "x", cwd=tmp_path, extra_env=env)[1]["SHOPPING"].endswith(":7770")
+    cur.unlink()
+    cur.symlink_to("v2")
+    code, values, loaded, err = run_env(cache, "--stack", "x", cwd=tmp_path, extra_env=env)
+    assert (code, values["SHOPPING"][-5:], loaded) == (0, ":7772", True), err
+
+
+def test_planted_entries_never_hang_crash_or_answer(tmp_path, stack_file):
+    cache = tmp_path / "cache"
+    args = ("--stack", str(stack_file), "--host", "10.0.0.5")
+    good = run_env(cache, *args, cwd=tmp_path)[1]
+    (entry,) = entries(cache)
+    for plant in ("deep", "fifo", "zero", "huge"):
+        entry.unlink()
+        if plant == "deep":
+            entry.write_text("[" * 200_000)
+        elif plant == "fifo":
+            os.mkfifo(entry)
+        elif plant == "zero":
+            entry.symlink_to("/dev/zero")
+        else:
+            entry.write_text(json.dumps({"sources": {}, "values": {"x": "y" * (2 << 20)}}))
+        code, values, loaded, err = run_env(cache, *args, cwd=tmp_path)
+        assert (code, values, loaded) == (0, good, True), (plant, err)
+
+
+def test_a_cache_folder_others_may_write_is_not_used(tmp_path, stack_file):
+    cache = tmp_path / "cache"
+    (cache / "env").mkdir(parents=True)
+    (cache / "env").chmod(0o777)
+    args = ("--stack", str(stack_file), "--host", "10.0.0.5")
+    for _ in range(2):
+        code, values, loaded, err = run_env(cache, *args, cwd=tmp_path)
+        assert (code, values["SHOPPING"], loaded) == (0, "http://10.0.0.5:7770", True), err
+    assert entries(cache) == []
+
+
+def test_the_memo_keeps_the_newest_entries(tmp_path, stack_file):
+    from sitectl.ops.envvars import MEMO_ENTRIES
+
+    cache = tmp_path / "cache"
+    (cache / "env").mkdir(parents=True, mode=0o700)
+    for i in range(MEMO_ENTRIES + 20):
+        old = cache / "env" / f"{i:064x}.json"
+        old.write_text("{}")
+        os.utime(old, ns=(1_000_000_000 * (i + 1), 1_000_000_000 * (i + 1)))
+    run_env(cache, "--stack", str(stack_file), "--host", "10.0.0.5", cwd=tmp_path)
+    kept = entries(cache)
+    assert len(kept) == MEMO_ENTRIES and not (cache / "env" / f"{0:064x}.json").exists()
+
+
+def test_no_home_folder_is_no_error(tmp_path, stack_file, monkeypatch):
+    """No HOME and a user the system does not know: ``Path.home()`` raises RuntimeError. Such a
+    user cannot run this checkout's Python here (it lives under /root), so the test runs the
+    CLI in-process with ``Path.home`` made to raise as it would (the one stand-in)."""
+    from pathlib import Path as P
+
+    from tests.conftest import invoke
+
+    for var in ("HOME", "XDG_CACHE_HOME", "SITECTL_CACHE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+
+    def no_home(cls=None):
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(P, "home", classmethod(no_home))
+    monkeypatch.chdir(tmp_path)
+    r = invoke(["env", "--json", "--stack", str(stack_file), "--host", "10.0.0.5"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["SHOPPING"] == "http://10.0.0.5:7770", r.output

@@ -108,3 +108,43 @@ def test_a_label_name_that_is_not_plain_is_refused(engine):
 
 def test_no_container_no_rows(engine):
     assert DockerEngine().container_labels({"sitectl.test-labels": "none-such"}, KEYS) == []
+
+
+@pytest.mark.parametrize("how", ["silent", "drip"])
+def test_an_engine_that_does_not_answer_in_time_is_an_error_within_the_time(tmp_path, monkeypatch, how):
+    """A stand-in for the engine's socket that accepts and then says nothing, or one byte at a
+    time: the whole request is bounded, not each read."""
+    import time
+
+    from sitectl.errors import EngineError
+
+    path = str(tmp_path / "d.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+    stop = threading.Event()
+
+    def serve():
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            while not stop.is_set():
+                if how == "drip":
+                    try:
+                        conn.sendall(b"H")
+                    except OSError:
+                        return
+                stop.wait(0.1)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{path}")
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(EngineError, match="did not answer within 1 s"):
+            docker_engine._api_get("/containers/json", timeout=1.0)
+        assert time.monotonic() - t0 < 3
+    finally:
+        stop.set()
+        t.join(5)
+        server.close()

@@ -154,7 +154,7 @@ def test_sources_name_every_file_read_with_the_digest_of_its_bytes(tmp_path):
     p = write(tmp_path, "name: child\nextends: base.yaml\n")
     st = load_stack(p)
     files = [tmp_path / "stack.yaml", tmp_path / "base.yaml", tmp_path / "h.yaml"]
-    assert st.sources == {str(f.resolve()): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    assert st.sources == {str(f): (str(f.resolve()), hashlib.sha256(f.read_bytes()).hexdigest()) for f in files}
 
 
 def test_sources_cannot_be_set_in_a_stack_file(tmp_path):
@@ -166,3 +166,16 @@ def test_sources_cannot_be_set_in_a_stack_file(tmp_path):
         """)
     with pytest.raises(StackError, match=r"stack\.yaml: field 'sources' is set by sitectl"):
         load_stack(p)
+
+
+@pytest.mark.parametrize("host", ["localhost\n", "127.0.0.1\n", "shop.example.org\n"])
+def test_a_host_with_a_trailing_newline_is_refused(host):
+    from sitectl.stack.target import validate_host
+
+    with pytest.raises(UsageError, match="invalid host"):
+        validate_host(host)
+
+
+def test_a_stack_name_longer_than_the_system_allows_is_one_clear_error():
+    with pytest.raises(StackError, match="cannot use this stack file"):
+        load_stack("x" * 5000 + ".yaml")
