@@ -266,16 +266,19 @@ class MysqlStore(Store):
 
     def _sync_triggers(self, tables: list[str], what: str) -> None:
         """Make sitectl's triggers on ``tables`` exactly :meth:`_trigger_defs` (over the foreign
-        keys as they are now), touching only the ones that differ: a trigger's DDL is slow
-        (tens of ms each), and a database of 361 tables has over a thousand of them."""
+        keys as they are now), made by this session's account in its ``sql_mode``, touching only
+        the ones that differ: a trigger's DDL is slow (tens of ms each), and a database of 361
+        tables has over a thousand of them. (A trigger runs as its definer: one left by an
+        account that was dropped since fails every write to its table.)"""
         pk, fks = self._pk(self.db), self._foreign_keys()
-        have = {n: (tb, timing, event, body) for n, tb, timing, event, body in self.sql(
-            "SELECT trigger_name, event_object_table, action_timing, event_manipulation, action_statement"
-            f" FROM information_schema.triggers WHERE trigger_schema = {m_value(self.db)}"
+        (user, mode), = [(r[0], r[1]) for r in self.sql("SELECT CURRENT_USER(), @@SESSION.sql_mode", "read session")]
+        have = {n: (tb, timing, event, body, definer, tmode) for n, tb, timing, event, body, definer, tmode in self.sql(
+            "SELECT trigger_name, event_object_table, action_timing, event_manipulation, action_statement, definer,"
+            f" sql_mode FROM information_schema.triggers WHERE trigger_schema = {m_value(self.db)}"
             " AND trigger_name LIKE 'sitectl\\_%'", "read change tracking")}
         stmts = []
         for t in tables:
-            want = {n: (t, timing, event, body) for n, timing, event, body in self._trigger_defs(t, pk, fks)}
+            want = {n: (t, timing, event, body, user, mode) for n, timing, event, body in self._trigger_defs(t, pk, fks)}
             tq = q_ident(self.db) + "." + q_ident(t)
             for ev in TRIGGER_EVENTS:
                 n = _trigger_name(t, ev)
@@ -284,13 +287,11 @@ class MysqlStore(Store):
                 if n in have:
                     stmts.append(f"DROP TRIGGER IF EXISTS {q_ident(self.db)}.{q_ident(n)};")
                 if n in want:
-                    _, timing, event, body = want[n]
+                    _, timing, event, body, _, _ = want[n]
                     stmts.append(f"CREATE TRIGGER {q_ident(self.db)}.{q_ident(n)} {timing} {event} ON {tq} "
                                  f"FOR EACH ROW {body};")
         if stmts:
             self.session.query_chunks(stmts, what)
-
-
 
     def _drop_triggers_sql(self, table: str) -> str:
         return "".join(f"DROP TRIGGER IF EXISTS {q_ident(self.db)}.{q_ident(_trigger_name(table, ev))};"
