@@ -61,10 +61,7 @@ def main() -> int:
     engine = DockerEngine()
     c = rs.start_mariadb(engine, CONTAINER)
     try:
-        rs.mysql(engine, c, "CREATE DATABASE magentodb; CREATE USER 'magento'@'%';"
-                            "GRANT ALL ON magentodb.* TO 'magento'@'%'", db="mysql")
-        rs.load_file(engine, c, rs.SCHEMAS / "magento-2.4.8-install.sql")
-        rs.load_file(engine, c, rs.DATA / "magento-seed.sql")
+        rs.load_magento(engine, c)
         stores = rs.site_stores(engine, c, rs.magento_site())
         t0 = time.perf_counter()
         stores.snapshot("golden")

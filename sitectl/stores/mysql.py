@@ -61,6 +61,15 @@ def _without_counter(create: str) -> str:
     return re.sub(r" AUTO_INCREMENT=\d+(?= )", "", create or "")
 
 
+def _in_own_session(create: str, mode: str | None, cs: str | None, coll: str | None) -> str:
+    """A saved ``SHOW CREATE`` statement as a ``DELIMITER $$`` script part that first sets the
+    ``sql_mode`` and character set it was created in (the server stores both with the object)."""
+    parts = [f"SET SESSION sql_mode={m_value(mode)}$$"] if mode is not None else []
+    if cs and coll:
+        parts.append(f"SET SESSION character_set_client={m_value(cs)}, collation_connection={m_value(coll)}$$")
+    return "\n".join([*parts, create + "$$"])
+
+
 def _table_tag(table: str) -> str:
     """What ``@sitectl_restoring`` holds while the restore writes ``table`` (its MD5, hex): its
     triggers then log nothing, and every other table's do (case-sensitive, unlike names under
@@ -367,11 +376,7 @@ class MysqlStore(Store):
                          "read saved schema objects")
 
         def text(row) -> str:
-            _, _, create, mode, cs, coll = row
-            parts = [f"SET SESSION sql_mode={m_value(mode)}$$"] if mode is not None else []
-            if cs and coll:
-                parts.append(f"SET SESSION character_set_client={m_value(cs)}, collation_connection={m_value(coll)}$$")
-            return "\n".join([*parts, create + "$$"])
+            return _in_own_session(*row[2:])
 
         prelude = f"USE {q_ident(self.db)};\nDELIMITER $$\n"
         todo = list(saved)
@@ -628,9 +633,7 @@ class MysqlStore(Store):
         body) are not the ones snapshot ``name`` saved."""
         sdb = q_ident(self.snap_db(name))
         saved: dict[str, tuple] = {}
-        cols = [r[0] for r in self.sql(f"SELECT column_name FROM information_schema.columns WHERE table_schema="
-                                       f"{m_value(self.snap_db(name))} AND table_name='__triggers'", "read triggers")]
-        if "action_order" not in cols:  # a snapshot of sitectl 0.1.0: only statements; rebuild all
+        if not self._saved_trigger_settings(name):  # a snapshot of sitectl 0.1.0: rebuild all
             return {r[0] for r in self.sql(f"SELECT tbl FROM {sdb}.__triggers", "read triggers")} | {
                 r[0] for r in self.sql("SELECT event_object_table FROM information_schema.triggers WHERE trigger_schema="
                                        f"{m_value(self.db)} AND trigger_name NOT LIKE 'sitectl\\_%'", "read triggers")}
@@ -705,22 +708,20 @@ class MysqlStore(Store):
         if track:
             self._sync_triggers(tables, f"track re-created tables of {name}")
 
+    def _saved_trigger_settings(self, name: str) -> bool:
+        """Whether snapshot ``name`` saved each trigger's sql_mode, character set and order
+        (snapshots of sitectl 0.1.0 kept the statement only)."""
+        return bool(self.sql(f"SELECT 1 FROM information_schema.columns WHERE table_schema={m_value(self.snap_db(name))}"
+                             " AND table_name='__triggers' AND column_name='action_order'", "read triggers"))
+
     def _recreate_app_triggers(self, name: str, tables: list[str]) -> None:
         sdb = q_ident(self.snap_db(name))
-        cols = [r[0] for r in self.sql(f"SELECT column_name FROM information_schema.columns WHERE table_schema="
-                                       f"{m_value(self.snap_db(name))} AND table_name='__triggers'", "read triggers")]
-        modern = "action_order" in cols  # snapshots of sitectl 0.1.0 kept the statement only
+        modern = self._saved_trigger_settings(name)
         pick = "create_sql, sql_mode, cs_client, coll_conn" if modern else "create_sql, NULL, NULL, NULL"
         order = "tbl, action_order" if modern else "tbl, name"
         trig = self.sql(f"SELECT {pick} FROM {sdb}.__triggers WHERE tbl IN ({','.join(map(m_value, tables))}) "
                         f"ORDER BY {order}", "read triggers")
-        stmts = []
-        for create, mode, cs, coll in trig:
-            if mode is not None:
-                stmts.append(f"SET SESSION sql_mode={m_value(mode)}$$")
-            if cs and coll:
-                stmts.append(f"SET SESSION character_set_client={m_value(cs)}, collation_connection={m_value(coll)}$$")
-            stmts.append(create + "$$")
+        stmts = [_in_own_session(*row) for row in trig]
         if stmts:
             self.session.query_chunks(stmts, "re-create triggers", prelude=f"USE {q_ident(self.db)};\nDELIMITER $$\n")
 

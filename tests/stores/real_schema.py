@@ -59,6 +59,15 @@ def load_file(engine: Engine, container: str, path: Path, db: str = "magentodb")
     assert rc == 0, out
 
 
+def load_magento(engine: Engine, container: str) -> None:
+    """Magento 2.4.8's install dump and the tests' seed into ``magentodb`` (with the account its
+    triggers name as definer, ``magento@%``, which must exist for them to run)."""
+    mysql(engine, container, "CREATE DATABASE magentodb; CREATE USER 'magento'@'%';"
+                             "GRANT ALL ON magentodb.* TO 'magento'@'%'", db="mysql")
+    load_file(engine, container, SCHEMAS / "magento-2.4.8-install.sql")
+    load_file(engine, container, DATA / "magento-seed.sql")
+
+
 def magento_site() -> Site:
     """A Magento site whose one store is the ``magentodb`` database (as in stacks/webarena.yaml)."""
     return Site.model_validate({"name": "shopping", "kind": "magento-storefront", "image": "x", "container": "x",

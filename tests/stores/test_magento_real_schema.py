@@ -91,11 +91,7 @@ MUTATIONS = {
 def magento(engine):
     container = rs.start_mariadb(engine, CONTAINER)
     try:
-        # The dump's triggers name their definer (magento@%): the account must exist.
-        rs.mysql(engine, container, "CREATE DATABASE magentodb; CREATE USER 'magento'@'%';"
-                                    "GRANT ALL ON magentodb.* TO 'magento'@'%'", db="mysql")
-        rs.load_file(engine, container, rs.SCHEMAS / "magento-2.4.8-install.sql")
-        rs.load_file(engine, container, rs.DATA / "magento-seed.sql")
+        rs.load_magento(engine, container)
         stores = rs.site_stores(engine, container, rs.magento_site())
         stores.snapshot("golden")
         golden = rs.mysql_state(engine, container)
