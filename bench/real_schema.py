@@ -1,24 +1,31 @@
-"""Benchmark of the MySQL store on Magento 2.4.8's own schema (issue 15's targets).
+"""Benchmark of the SQL stores on the real applications' own schemas (issue 15's targets).
 
-A scratch MariaDB server (the replica runtime image: Debian's MariaDB 10.11) gets
-``../shared/data/schemas/magento-2.4.8-install.sql`` (361 tables, 380 foreign keys, 66
-indexer triggers) and the tests' seed (``tests/stores/data/magento-seed.sql``); golden is
-taken through ``SiteStores``, as a site's snapshot is. Then, each ``--reps`` times:
+``--app magento``: a scratch MariaDB server (the replica runtime image: Debian's MariaDB
+10.11) gets ``../shared/data/schemas/magento-2.4.8-install.sql`` (361 tables, 380 foreign
+keys, 66 indexer triggers) and the tests' seed (``tests/stores/data/magento-seed.sql``).
+``--app gitlab``: a scratch PostgreSQL 15 server (GitLab omnibus' lock settings) gets GitLab's
+``db/structure.sql`` (815 tables, 193 partitions) and ``tests/stores/data/gitlab-seed.sql``.
+``--app postmill``: PostgreSQL 15 with Postmill's 112 migrations and
+``tests/stores/data/postmill-seed.sql``. Golden is taken through ``SiteStores``, as a site's
+snapshot is. Then, each ``--reps`` times:
 
 * a reset with nothing changed;
 * per task mutation (SQL as Magento issues it; its foreign keys and indexer triggers do the
   rest): mutate, then time the reset (detect, delta, further rounds, closing check);
 * a full restore (every store, as after lost tracking).
 
-After each measurement the database is compared with golden by ``mysqldump`` (the tests'
-independent check, ``tests/stores/real_schema.py``); a mismatch is counted and fails the run.
-Every timing is the real code path (``sitectl.stores.site.SiteStores``); one ``docker exec``
-with a bare ``SELECT 1`` is timed too, as the floor of any round trip on this machine.
+After each measurement the database is compared with golden by ``mysqldump`` or ``pg_dump``
+and ``COPY`` (the tests' independent checks, ``tests/stores/real_schema.py``); a mismatch is
+counted and fails the run. Every timing is the real code path
+(``sitectl.stores.site.SiteStores``); one ``docker exec`` with a bare ``SELECT 1`` is timed
+too, as the floor of any round trip on this machine.
 
 Output: JSON with the median and max per measurement, the path taken and the mismatches, in
-``bench/results/real-schema-magento.json``.
+``bench/results/real-schema-APP.json``.
 
-    python bench/real_schema.py --reps 5
+    python bench/real_schema.py --app magento --reps 5
+    python bench/real_schema.py --app gitlab --reps 5
+    python bench/real_schema.py --app postmill --reps 5
 """
 from __future__ import annotations
 
@@ -37,10 +44,9 @@ sys.path.insert(0, str(ROOT))
 from sitectl.engine import DockerEngine  # noqa: E402
 from tests.stores import real_schema as rs  # noqa: E402
 
-CONTAINER = "sitectl-bench-magento-schema"
-#: Issue 15's targets for the Magento store, seconds (full scale for deltas; tiny for the full restore).
+#: Issue 15's targets, seconds (full scale for deltas; tiny for Magento's full restore).
 TARGETS = {"nothing changed": 0.1, "delta": 0.5, "full restore": 3.0}
-MUTATIONS = {
+MAGENTO = {
     "edit a product's sku (indexer triggers)": "UPDATE catalog_product_entity SET sku = CONCAT(sku, '-x') WHERE entity_id = 5",
     "edit stock": "UPDATE cataloginventory_stock_item SET qty = qty - 1 WHERE product_id = 9",
     "cancel an order": "UPDATE sales_order SET state = 'canceled', status = 'canceled' WHERE entity_id = 2",
@@ -49,24 +55,68 @@ MUTATIONS = {
     "delete an order (cascades)": "DELETE FROM sales_order WHERE entity_id = 1",
     "delete a product (cascades, indexer triggers)": "DELETE FROM catalog_product_entity WHERE entity_id = 5",
 }
+GITLAB = {
+    "open an issue": "INSERT INTO issues (title, project_id, author_id, iid, namespace_id, state_id, work_item_type_id, "
+                     "created_at, updated_at) VALUES ('Bench', 1, 2, 9, 4, 1, 1, now(), now())",
+    "comment on an issue": "INSERT INTO notes (note, noteable_type, noteable_id, project_id, author_id) "
+                           "VALUES ('+1', 'Issue', 2, 1, 1)",
+    "close an issue": "UPDATE issues SET state_id = 2, closed_at = now() WHERE id = 2",
+    "delete a project (cascades, loose-FK trigger)": "DELETE FROM projects WHERE id = 2",
+    "a row moves between partitions": "UPDATE verification_codes SET created_at = '2026-12-05' WHERE visitor_id_code = 'v1'",
+    "partition manager adds a partition": "CREATE TABLE gitlab_partitions_dynamic.verification_codes_202701 PARTITION OF "
+                                          "verification_codes FOR VALUES FROM ('2027-01-01') TO ('2027-02-01')",
+}
+POSTMILL = {
+    "submit a post": "INSERT INTO submissions (id, forum_id, user_id, title, body, timestamp, media_type, ranking, "
+                     "last_active, comment_count, net_score, sticky, user_flag, visibility) VALUES "
+                     "(nextval('submissions_id_seq'), 1, 2, 'Bench', 'Body', now(), 'url', 1, now(), 0, 0, false, 0, 'visible')",
+    "upvote a post": "INSERT INTO submission_votes (id, user_id, submission_id, upvote, timestamp) VALUES "
+                     "(nextval('submission_votes_id_seq'), 2, 3, true, now()); "
+                     "UPDATE submissions SET net_score = net_score + 1 WHERE id = 3",
+    "edit a post's title": "UPDATE submissions SET title = 'Edited' WHERE id = 1",
+    "delete a forum (cascades)": "DELETE FROM forum_subscriptions WHERE forum_id = 2; DELETE FROM submissions WHERE "
+                                 "forum_id = 2; DELETE FROM forums WHERE id = 2",
+}
+OMNIBUS = {"max_connections": "400", "max_locks_per_transaction": "128"}
+
+
+def setup(app: str, engine):
+    """(container, stores, independent state of the database, mutations, server, schema, exec floor argv)."""
+    container = f"sitectl-bench-{app}-schema"
+    if app == "magento":
+        c = rs.start_mariadb(engine, container)
+        rs.load_magento(engine, c)
+        return (c, rs.site_stores(engine, c, rs.magento_site()), lambda: rs.mysql_state(engine, c), MAGENTO,
+                "MariaDB 10.11 (Debian bookworm, sitectl/replica-runtime:0.1)",
+                "Magento 2.4.8 install dump + tests/stores/data/magento-seed.sql",
+                ["mysql", "-u", "root", "-N", "-e", "SELECT 1"], lambda sql: rs.mysql(engine, c, sql))
+    db = "gitlabhq_production" if app == "gitlab" else "postmill"
+    c = rs.start_postgres(engine, container, OMNIBUS if app == "gitlab" else None)
+    (rs.load_gitlab if app == "gitlab" else rs.load_postmill)(engine, c, db)
+    schema = ("GitLab db/structure.sql (about 15.10) + tests/stores/data/gitlab-seed.sql" if app == "gitlab"
+              else "Postmill's 112 migrations + tests/stores/data/postmill-seed.sql")
+    return (c, rs.site_stores(engine, c, rs.pg_site("gitlab" if app == "gitlab" else "reddit", db)),
+            lambda: rs.pg_state(engine, c, db), GITLAB if app == "gitlab" else POSTMILL,
+            "PostgreSQL 15 (Debian bookworm, sitectl/replica-runtime:0.1)", schema,
+            ["psql", "-U", "postgres", "-d", db, "-Atc", "SELECT 1"], lambda sql: rs.psql(engine, c, sql, db))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--app", choices=["magento", "gitlab", "postmill"], default="magento")
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--out", type=Path, default=ROOT / "bench/results/real-schema-magento.json")
+    ap.add_argument("--out", type=Path, help="default: bench/results/real-schema-APP.json")
     a = ap.parse_args()
+    a.out = a.out or ROOT / f"bench/results/real-schema-{a.app}.json"
     if a.reps < 1:
         ap.error("--reps: give 1 or more")
     engine = DockerEngine()
-    c = rs.start_mariadb(engine, CONTAINER)
+    c, stores, state, mutations, server, schema, floor_argv, run_sql = setup(a.app, engine)
     try:
-        rs.load_magento(engine, c)
-        stores = rs.site_stores(engine, c, rs.magento_site())
         t0 = time.perf_counter()
         stores.snapshot("golden")
         snapshot_s = time.perf_counter() - t0
-        golden = rs.mysql_state(engine, c)
+        golden = state()
         results, mismatches = {}, 0
 
         def measure(label: str, mutate, run) -> None:
@@ -78,7 +128,7 @@ def main() -> int:
                 path = run()
                 times.append(time.perf_counter() - t)
                 paths.append(path)
-                if rs.mysql_state(engine, c) != golden:
+                if state() != golden:
                     mismatches += 1
                     print(f"{label}: NOT golden after the reset", file=sys.stderr)
             results[label] = {"n": a.reps, "median_s": round(statistics.median(times), 3),
@@ -88,28 +138,28 @@ def main() -> int:
         floor = []
         for _ in range(a.reps):
             t = time.perf_counter()
-            engine.exec(c, ["mysql", "-u", "root", "-N", "-e", "SELECT 1"])
+            engine.exec(c, floor_argv)
             floor.append(time.perf_counter() - t)
         measure("nothing changed", lambda: None, lambda: rs.reset(stores)[0])
-        for label, sql in MUTATIONS.items():
-            measure(label, lambda sql=sql: rs.mysql(engine, c, sql), lambda: rs.reset(stores)[0])
+        for label, sql in mutations.items():
+            measure(label, lambda sql=sql: run_sql(sql), lambda: rs.reset(stores)[0])
         measure("full restore", lambda: None, lambda: (stores.restore("golden", None), "full")[1])
     finally:
-        rs.docker.container.remove(CONTAINER, force=True)
-    deltas = [r["median_s"] for k, r in results.items() if k in MUTATIONS]
+        rs.docker.container.remove(c, force=True)
+    deltas = [r["median_s"] for k, r in results.items() if k in mutations]
     targets = {
         "nothing changed": {"target_s": TARGETS["nothing changed"], "median_s": results["nothing changed"]["median_s"]},
         "delta (worst mutation, tiny scale here)": {"target_s": TARGETS["delta"], "median_s": max(deltas)},
-        "full restore (tiny)": {"target_s": TARGETS["full restore"], "median_s": results["full restore"]["median_s"]},
+        ("full restore (tiny)" if a.app == "magento" else "full restore (no target for this app; Magento's shown)"):
+            {"target_s": TARGETS["full restore"], "median_s": results["full restore"]["median_s"]},
     }
     for t in targets.values():
         t["met"] = t["median_s"] <= t["target_s"]
-    report = {"benchmark": "real-schema-magento", "command": " ".join(["python", "bench/real_schema.py", *sys.argv[1:]]),
+    report = {"benchmark": f"real-schema-{a.app}", "command": " ".join(["python", "bench/real_schema.py", *sys.argv[1:]]),
               "date": time.strftime("%Y-%m-%d %H:%M"),
               "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                           "loadavg": [round(x, 2) for x in os.getloadavg()]},
-              "server": "MariaDB 10.11 (Debian bookworm, sitectl/replica-runtime:0.1)",
-              "schema": "Magento 2.4.8 install dump + tests/stores/data/magento-seed.sql",
+              "server": server, "schema": schema,
               "snapshot_s": round(snapshot_s, 2),
               "exec_floor_median_s": round(statistics.median(floor), 3),
               "results": results, "mismatches": mismatches, "targets": targets}

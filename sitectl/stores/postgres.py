@@ -1,41 +1,72 @@
 """PostgreSQL store (the forum and GitLab): golden copy in the same database, exact change
-tracking, restore of only the changed rows, sequences restored.
+tracking of rows and of every schema object, restore of only what changed.
 
 How it works (sources: research/fast-reset.md §1.6, §1.7 "trigger undo logs", §4.1-4.2;
-PostgreSQL docs on triggers, ``session_replication_role`` and sequence functions):
+PostgreSQL 13-15 docs: "Overview of Trigger Behavior" (row triggers on a partitioned table are
+cloned onto its partitions; an UPDATE that moves a row to another partition fires the AFTER
+DELETE triggers of the old partition and the AFTER INSERT triggers of the new one; TRUNCATE of a
+parent fires each partition's TRUNCATE triggers), ``session_replication_role``, sequence
+functions, ``pg_dump``):
 
 * **Snapshot** ``NAME`` = schema ``sitectl_s_NAME`` in the same database holding a copy of every
-  application table (``CREATE TABLE ... AS TABLE``), ``__sequences`` (``last_value``,
-  ``is_called`` of every sequence), ``__tables`` (primary keys and definition digests) and
-  ``__schema`` (the ``pg_dump --schema-only`` text of the application's schemas, line by line,
-  for restores after DDL). Everything a snapshot needs is in the database, so any session
-  (``psql`` in the container or psycopg over the network) can restore what another made.
-* **Change tracking**: a row trigger on every table (its function runs with its owner's
-  rights, ``SECURITY DEFINER``, so the application's own role needs no grant) logs the primary key of each inserted,
-  updated or deleted row in ``sitectl.changes``; a statement trigger logs TRUNCATE. DDL is
-  caught by comparing each table's definition (columns, types, indexes, constraints) and the
-  table list with ``sitectl.baseline``; sequences by comparing their values with the snapshot.
-* **Restore**: in one transaction with ``session_replication_role = replica`` (no triggers, no
-  foreign-key checks): delete the changed rows by primary key, insert them back from the
-  snapshot, ``setval`` each changed sequence. After DDL the application's schemas are
-  re-created from the saved schema text (run server-side by ``EXECUTE``) and refilled (the full
-  path). The database and the application keep running.
+  application table that holds rows (plain tables and the leaf partitions, never a partitioned
+  parent, which holds none; ``CREATE TABLE ... AS SELECT * FROM ONLY``), each named ``c`` + the
+  MD5 of the table's qualified name (any identifier of any length maps to a distinct 33-byte
+  name), indexed by its primary key; ``__tables`` (every table and partitioned parent: leaf or
+  not, root or partition, the root's primary key, the columns an INSERT may write),
+  ``__sequences``, ``__objects`` (a digest of every schema object), ``__matviews``,
+  ``__schemas`` and ``__schema`` (the plain ``pg_dump --schema-only`` text, line by line, for
+  restores after DDL), ``__format`` (:data:`FORMAT`). Everything is in the database, so any
+  session (``psql`` in the container or psycopg over the network) can restore what another made.
+* **Change tracking**: a row trigger on every root table and partitioned parent (PostgreSQL
+  clones it onto every partition, present and future) logs the primary key of each inserted,
+  updated or deleted row in ``sitectl.changes`` under the leaf's name; a statement trigger on
+  every leaf logs TRUNCATE (``null`` key, the whole table). Foreign-key actions (CASCADE, SET
+  NULL, SET DEFAULT) run as ordinary row changes of the referencing table and are logged the
+  same way. Schema objects (tables with their columns, indexes, constraints, partition bounds,
+  rules, policies, owners and grants; views, materialized views, foreign tables, sequences,
+  functions, procedures and aggregates, triggers, types and domains, extensions, schemas, event
+  triggers) are compared with ``sitectl.baseline`` by a definition digest and their OID, server
+  side: only the objects that differ travel.
+* **Restore** (delta): in one transaction with ``session_replication_role = replica`` (no
+  trigger fires, neither the application's nor sitectl's, and no foreign-key action): objects
+  created since the snapshot are dropped (by OID, nothing pasted), the changed rows are deleted
+  by primary key and inserted back from the copy, changed sequences are set back. Any other
+  schema change (an object changed or dropped) takes the **full** path: the application's
+  schemas are emptied (a schema the dump creates is dropped; ``public``, which it does not
+  create, loses its objects but keeps its owner and grants), the saved plain dump is replayed
+  server-side, every table refilled, every sequence set, populated materialized views
+  refreshed, tracking reinstalled. The database and the application keep running.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 
 from sitectl.errors import StoreError
 from sitectl.stores.base import Changes, Store
-from sitectl.stores.literals import pg_value, q_value
+from sitectl.stores.literals import pg_value
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
 
+#: Layout of a snapshot schema and of the tracking; a snapshot of another format is refused
+#: with the next step (take it again).
+FORMAT = 3
 MAX_KEYS_PER_TABLE = 5000
 #: Up to this many logged keys in all, they are read with the detection and put in the restore
 #: statement as literals (the planner then always uses the primary-key index).
 MAX_INLINE_KEYS = 2000
-_APP_SCHEMAS = "n.nspname NOT IN ('pg_catalog','information_schema','sitectl') AND n.nspname NOT LIKE 'pg\\_%' AND n.nspname NOT LIKE 'sitectl\\_s\\_%'"
+
+#: The application's schemas: everything but PostgreSQL's own and sitectl's.
+_APP = ("n.nspname NOT IN ('pg_catalog','information_schema','sitectl') AND n.nspname NOT LIKE 'pg\\_%' "
+        "AND n.nspname NOT LIKE 'sitectl\\_%'")
+
+
+def _not_member(catalog: str, oid: str) -> str:
+    """SQL: the object is not part of an extension (those come back with the extension)."""
+    return (f"NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = '{catalog}'::regclass AND e.objid = {oid} "
+            "AND e.deptype = 'e')")
+
 
 TRACKING_SQL = r"""
 CREATE SCHEMA IF NOT EXISTS sitectl;
@@ -60,17 +91,65 @@ BEGIN
   END IF;
   RETURN NULL;
 END $f$;
-CREATE OR REPLACE FUNCTION sitectl.sequences() RETURNS TABLE (s text, l bigint, c boolean)
+DROP FUNCTION IF EXISTS sitectl.sequences();
+-- Every application sequence's (last_value, is_called): pg_sequence_last_value() where it was
+-- called, a read of the sequence itself where not (only that read tells is_called).
+CREATE FUNCTION sitectl.sequences() RETURNS TABLE (s text, l bigint, c boolean)
 LANGUAGE plpgsql AS $f$
 DECLARE q text;
 BEGIN
+  RETURN QUERY SELECT x.s, x.l, true FROM (SELECT quote_ident(n.nspname) || '.' || quote_ident(c2.relname) AS s,
+      CASE WHEN c2.relkind = 'S' THEN pg_sequence_last_value(c2.oid) END AS l
+    FROM pg_class c2 JOIN pg_namespace n ON n.oid = c2.relnamespace
+    WHERE c2.relkind = 'S' AND n.nspname NOT IN ('pg_catalog','information_schema','sitectl')
+      AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'sitectl\_%') x WHERE x.l IS NOT NULL;
   FOR q IN SELECT quote_ident(n.nspname) || '.' || quote_ident(c2.relname) FROM pg_class c2
            JOIN pg_namespace n ON n.oid = c2.relnamespace
            WHERE c2.relkind = 'S' AND n.nspname NOT IN ('pg_catalog','information_schema','sitectl')
-             AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'sitectl\_s\_%' LOOP
+             AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'sitectl\_%'
+             AND (CASE WHEN c2.relkind = 'S' THEN pg_sequence_last_value(c2.oid) END) IS NULL LOOP
     RETURN QUERY EXECUTE format('SELECT %L::text, last_value, is_called FROM %s', q, q);
   END LOOP;
 END $f$;
+-- Schema changes: every DDL command of any session but sitectl's own restores (which set
+-- sitectl.restoring) on anything outside sitectl's schemas and temporary ones is logged in
+-- sitectl.ddl; only then does the detection compare every object's definition (on GitLab's
+-- schema that comparison takes about a second, the log's check a millisecond).
+CREATE TABLE IF NOT EXISTS sitectl.ddl (n bigserial PRIMARY KEY, tag text NOT NULL, at timestamptz NOT NULL DEFAULT now());
+CREATE OR REPLACE FUNCTION sitectl.log_ddl() RETURNS event_trigger LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+  IF current_setting('sitectl.restoring', true) = 'on' THEN
+    RETURN;
+  END IF;
+  IF TG_EVENT = 'sql_drop' THEN
+    IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d WHERE NOT d.is_temporary
+               AND COALESCE(d.schema_name, d.object_name, '') NOT LIKE 'sitectl%') THEN
+      INSERT INTO sitectl.ddl (tag) VALUES (TG_TAG);
+    END IF;
+  ELSIF TG_TAG NOT LIKE 'DROP %' THEN
+    IF NOT EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands())
+       OR EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands() d
+                  WHERE COALESCE(d.schema_name, d.object_identity, '') NOT LIKE 'sitectl%'
+                    AND COALESCE(d.schema_name, '') NOT LIKE 'pg\_temp%') THEN
+      INSERT INTO sitectl.ddl (tag) VALUES (TG_TAG);
+    END IF;
+  END IF;
+END $f$;
+"""
+
+#: The event triggers that fill the DDL log (re-created by a delta that finds them missing).
+EVENT_TRIGGERS_SQL = r"""
+DROP EVENT TRIGGER IF EXISTS sitectl_ddl;
+DROP EVENT TRIGGER IF EXISTS sitectl_drop;
+CREATE EVENT TRIGGER sitectl_ddl ON ddl_command_end EXECUTE FUNCTION sitectl.log_ddl();
+CREATE EVENT TRIGGER sitectl_drop ON sql_drop EXECUTE FUNCTION sitectl.log_ddl();
+-- Fired under session_replication_role = replica too.
+ALTER EVENT TRIGGER sitectl_ddl ENABLE ALWAYS;
+ALTER EVENT TRIGGER sitectl_drop ENABLE ALWAYS;
+"""
+
+TRACKING_SQL += EVENT_TRIGGERS_SQL + r"""
 CREATE OR REPLACE FUNCTION sitectl.log_truncate() RETURNS trigger LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
@@ -78,48 +157,279 @@ BEGIN
     ON CONFLICT DO NOTHING;
   RETURN NULL;
 END $f$;
+-- Drops sitectl's own tracking triggers (partition clones go with their parent's).
+CREATE OR REPLACE FUNCTION sitectl.untrack() RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE t record;
+BEGIN
+  FOR t IN SELECT g.oid, g.tgname, g.tgrelid FROM pg_trigger g
+           WHERE g.tgname IN ('sitectl_row', 'sitectl_trunc') AND g.tgparentid = 0 LOOP
+    IF EXISTS (SELECT 1 FROM pg_trigger WHERE oid = t.oid) THEN
+      EXECUTE format('DROP TRIGGER %I ON %s', t.tgname, t.tgrelid::regclass);
+    END IF;
+  END LOOP;
+END $f$;
+-- Drops one object created since the snapshot, found by its OID (no name is pasted anywhere).
+CREATE OR REPLACE FUNCTION sitectl.drop_object(k text, o oid) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE q text;
+BEGIN
+  IF k IN ('table', 'view', 'materialized view', 'foreign table', 'sequence') THEN
+    -- (an identity column's sequence goes with its table)
+    SELECT format('DROP %s %s CASCADE', upper(k), o::regclass) INTO q FROM pg_class WHERE oid = o
+      AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_class'::regclass AND e.objid = o
+                      AND e.deptype = 'i' AND e.refobjid <> o);
+  ELSIF k = 'routine' THEN
+    SELECT format('DROP ROUTINE %s CASCADE', o::regprocedure) INTO q FROM pg_proc WHERE oid = o;
+  ELSIF k = 'trigger' THEN
+    SELECT format('DROP TRIGGER %I ON %s', tgname, tgrelid::regclass) INTO q FROM pg_trigger
+      WHERE oid = o AND tgparentid = 0;
+  ELSIF k IN ('type', 'domain') THEN
+    SELECT format('DROP %s %s CASCADE', upper(k), o::regtype) INTO q FROM pg_type WHERE oid = o;
+  ELSIF k = 'extension' THEN
+    SELECT format('DROP EXTENSION %I CASCADE', extname) INTO q FROM pg_extension WHERE oid = o;
+  ELSIF k = 'schema' THEN
+    SELECT format('DROP SCHEMA %I CASCADE', nspname) INTO q FROM pg_namespace WHERE oid = o;
+  ELSIF k = 'event trigger' THEN
+    SELECT format('DROP EVENT TRIGGER %I', evtname) INTO q FROM pg_event_trigger WHERE oid = o;
+  ELSE
+    RAISE EXCEPTION 'sitectl: no way to drop a % (oid %)', k, o;
+  END IF;
+  IF q IS NOT NULL THEN
+    EXECUTE q;
+  END IF;
+END $f$;
+-- Every table's rows and every sequence back from snapshot schema `snap` (server-side: the
+-- statement stays small whatever the number of tables). One TRUNCATE of every root (it takes
+-- the partitions along; foreign keys between the tables allow no other order-free way).
+CREATE OR REPLACE FUNCTION sitectl.fill(snap text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE r record; roots text; cols text;
+BEGIN
+  EXECUTE format('SELECT string_agg(tbl, '', '') FROM %I.__tables WHERE root', snap) INTO roots;
+  IF roots IS NOT NULL THEN
+    EXECUTE 'TRUNCATE ' || roots;
+  END IF;
+  FOR r IN EXECUTE format('SELECT tbl, cols FROM %I.__tables WHERE leaf', snap) LOOP
+    IF r.cols = '[]' THEN
+      EXECUTE format('INSERT INTO %s OVERRIDING SYSTEM VALUE SELECT * FROM %I.%I', r.tbl, snap,
+                     'c' || md5(convert_to(r.tbl, 'UTF8')));
+    ELSE
+      SELECT string_agg(quote_ident(c), ', ') INTO cols FROM json_array_elements_text(r.cols::json) c;
+      EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I.%I', r.tbl, cols, cols, snap,
+                     'c' || md5(convert_to(r.tbl, 'UTF8')));
+    END IF;
+  END LOOP;
+  EXECUTE format('SELECT count(setval(g.s, g.l, g.c)) FROM %I.__sequences g', snap);
+  DELETE FROM sitectl.changes;
+END $f$;
+-- Before the saved schema text is replayed: every application schema the dump creates is
+-- dropped; one it does not create (public) loses its objects but keeps its owner and grants;
+-- extensions and event triggers the snapshot lacks go, the others' are re-created by the dump.
+CREATE OR REPLACE FUNCTION sitectl.clear_schemas(snap text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE s record; r record; keep boolean;
+BEGIN
+  FOR r IN SELECT evtname FROM pg_event_trigger LOOP
+    EXECUTE format('DROP EVENT TRIGGER %I', r.evtname);
+  END LOOP;
+  FOR s IN SELECT n.oid, n.nspname FROM pg_namespace n
+           WHERE n.nspname NOT IN ('pg_catalog','information_schema','sitectl')
+             AND n.nspname NOT LIKE 'pg\_%' AND n.nspname NOT LIKE 'sitectl\_%' LOOP
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.__schemas WHERE name = $1 AND NOT created)', snap)
+      INTO keep USING s.nspname;
+    IF NOT keep THEN
+      EXECUTE format('DROP SCHEMA %I CASCADE', s.nspname);
+      CONTINUE;
+    END IF;
+    FOR r IN SELECT c.oid, c.relkind FROM pg_class c WHERE c.relnamespace = s.oid AND NOT c.relispartition
+             AND c.relkind IN ('r','p','v','m','f','S','c')
+             AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_class'::regclass AND e.objid = c.oid
+                             AND (e.deptype = 'e' OR (e.deptype = 'i' AND e.refobjid <> c.oid))) LOOP
+      IF EXISTS (SELECT 1 FROM pg_class WHERE oid = r.oid) THEN
+        EXECUTE format('DROP %s %s CASCADE', CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
+          WHEN 'f' THEN 'FOREIGN TABLE' WHEN 'S' THEN 'SEQUENCE' WHEN 'c' THEN 'TYPE' ELSE 'TABLE' END,
+          CASE r.relkind WHEN 'c' THEN (SELECT reltype::regtype::text FROM pg_class WHERE oid = r.oid)
+          ELSE r.oid::regclass::text END);
+      END IF;
+    END LOOP;
+    FOR r IN SELECT p.oid FROM pg_proc p WHERE p.pronamespace = s.oid
+             AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid
+                             AND e.deptype = 'e') LOOP
+      IF EXISTS (SELECT 1 FROM pg_proc WHERE oid = r.oid) THEN
+        EXECUTE format('DROP ROUTINE %s CASCADE', r.oid::regprocedure);
+      END IF;
+    END LOOP;
+    FOR r IN SELECT t.oid, t.typtype FROM pg_type t WHERE t.typnamespace = s.oid AND t.typrelid = 0
+             AND t.typtype IN ('e','d','r','b') AND NOT (t.typtype = 'b' AND t.typcategory = 'A')
+             AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_type'::regclass AND e.objid = t.oid
+                             AND e.deptype = 'e') LOOP
+      IF EXISTS (SELECT 1 FROM pg_type WHERE oid = r.oid) THEN
+        EXECUTE format('DROP %s %s CASCADE', CASE r.typtype WHEN 'd' THEN 'DOMAIN' ELSE 'TYPE' END, r.oid::regtype);
+      END IF;
+    END LOOP;
+    FOR r IN SELECT c.oid FROM pg_collation c WHERE c.collnamespace = s.oid
+             AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_collation'::regclass
+                             AND e.objid = c.oid AND e.deptype = 'e') LOOP
+      EXECUTE format('DROP COLLATION %s CASCADE', r.oid::regcollation);
+    END LOOP;
+    FOR r IN SELECT c.oid FROM pg_ts_config c WHERE c.cfgnamespace = s.oid
+             AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_ts_config'::regclass
+                             AND e.objid = c.oid AND e.deptype = 'e') LOOP
+      EXECUTE format('DROP TEXT SEARCH CONFIGURATION %s CASCADE', r.oid::regconfig);
+    END LOOP;
+    FOR r IN SELECT d.oid FROM pg_ts_dict d WHERE d.dictnamespace = s.oid
+             AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_ts_dict'::regclass
+                             AND e.objid = d.oid AND e.deptype = 'e') LOOP
+      EXECUTE format('DROP TEXT SEARCH DICTIONARY %s CASCADE', r.oid::regdictionary);
+    END LOOP;
+  END LOOP;
+  FOR r IN SELECT x.extname FROM pg_extension x LOOP
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.__objects WHERE obj = $1)', snap)
+      INTO keep USING 'extension ' || quote_ident(r.extname);
+    IF NOT keep THEN
+      EXECUTE format('DROP EXTENSION %I CASCADE', r.extname);
+    END IF;
+  END LOOP;
+  FOR r IN EXECUTE format('SELECT name FROM %I.__schemas WHERE NOT created', snap) LOOP
+    IF NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = r.name) THEN
+      EXECUTE format('CREATE SCHEMA %I', r.name);
+    END IF;
+  END LOOP;
+END $f$;
 """
 
-# Per application table: qualified name, primary-key columns with types, definition digest.
-TABLES_SQL = f"""
-SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS tbl,
-  COALESCE((SELECT string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY k.o)
+# Every table and partitioned parent of the application: qualified name, whether it holds rows
+# (a leaf), whether it is a root (not a partition), its root's primary key ([[column, type]]: the
+# columns its cloned row trigger logs), and the columns an INSERT may write when some are
+# generated ([] when all may be written).
+RELS_SQL = f"""
+SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS tbl, c.relkind = 'r' AS leaf,
+  NOT c.relispartition AS root,
+  COALESCE((SELECT json_agg(json_build_array(a.attname, format_type(a.atttypid, a.atttypmod)) ORDER BY k.o)
             FROM pg_index i, unnest(i.indkey) WITH ORDINALITY k(attnum, o), pg_attribute a
-            WHERE i.indrelid = c.oid AND i.indisprimary AND a.attrelid = c.oid AND a.attnum = k.attnum), '') AS pk,
-  md5(COALESCE((SELECT string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod) || ':' || a.attnotnull
-                  || ':' || COALESCE(pg_get_expr(d.adbin, d.adrelid), ''), ',' ORDER BY a.attnum)
-                FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-                WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '')
-      || '|' || COALESCE((SELECT string_agg(pg_get_indexdef(i.indexrelid), ';' ORDER BY 1) FROM pg_index i WHERE i.indrelid = c.oid), '')
-      || '|' || COALESCE((SELECT string_agg(pg_get_constraintdef(x.oid), ';' ORDER BY 1) FROM pg_constraint x WHERE x.conrelid = c.oid), '')
-      || '|' || c.oid::text) AS defn
+            WHERE i.indrelid = pg_partition_root(c.oid) AND i.indisprimary
+              AND a.attrelid = i.indrelid AND a.attnum = k.attnum), '[]')::text AS pk,
+  CASE WHEN EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                    AND a.attgenerated <> '')
+       THEN (SELECT json_agg(a.attname ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = c.oid
+             AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '') ELSE '[]' END::text AS cols
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('r', 'p') AND {_APP_SCHEMAS}
-ORDER BY 1"""
+WHERE c.relkind IN ('r', 'p') AND {_APP}"""
 
-SEQUENCES_SQL = f"""
-SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname)
+_QUAL = "quote_ident(n.nspname) || '.' || quote_ident({0})"
+_REL_KIND = ("CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'f' THEN 'foreign table' "
+             "WHEN 'S' THEN 'sequence' ELSE 'table' END")
+
+# Every schema object of the application: (obj: kind and name, defn: digest of its definition,
+# id: its OID, kind). The baseline keeps defn and id; a fingerprint compares defn only (a full
+# restore re-creates objects with new OIDs).
+OBJECTS_SQL = f"""
+SELECT {_REL_KIND} || ' ' || {_QUAL.format('c.relname')} AS obj, md5(format('%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s',
+  c.relkind, c.relpersistence, c.relreplident, c.relrowsecurity, c.relforcerowsecurity, pg_get_userbyid(c.relowner),
+  c.relacl, c.reloptions,
+  (SELECT string_agg(format('%s:%s:%s:%s:%s:%s:%s:%s', a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+            pg_get_expr(d.adbin, d.adrelid), a.attidentity, a.attgenerated, a.attcollation::regcollation, a.attacl),
+            ',' ORDER BY a.attnum)
+     FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+  (SELECT string_agg(pg_get_indexdef(i.indexrelid) || ':' || i.indisvalid || i.indisclustered, ';'
+            ORDER BY pg_get_indexdef(i.indexrelid)) FROM pg_index i WHERE i.indrelid = c.oid),
+  (SELECT string_agg(x.conname || ':' || pg_get_constraintdef(x.oid) || ':' || x.convalidated, ';'
+            ORDER BY x.conname, pg_get_constraintdef(x.oid)) FROM pg_constraint x WHERE x.conrelid = c.oid),
+  CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END,
+  (SELECT string_agg(quote_ident(pn.nspname) || '.' || quote_ident(pc.relname), ',' ORDER BY h.inhseqno)
+     FROM pg_inherits h JOIN pg_class pc ON pc.oid = h.inhparent JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+     WHERE h.inhrelid = c.oid),
+  pg_get_expr(c.relpartbound, c.oid),
+  (SELECT string_agg(pg_get_ruledef(w.oid), ';' ORDER BY w.rulename) FROM pg_rewrite w
+     WHERE w.ev_class = c.oid AND w.rulename <> '_RETURN'),
+  (SELECT string_agg(format('%s:%s:%s:%s:%s:%s', p.polname, p.polcmd, p.polpermissive, p.polroles,
+            pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)), ';' ORDER BY p.polname)
+     FROM pg_policy p WHERE p.polrelid = c.oid),
+  CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END
+  || CASE WHEN c.relkind = 'S' THEN (SELECT format('%s:%s:%s:%s:%s:%s:%s', q.seqtypid::regtype, q.seqstart,
+       q.seqincrement, q.seqmax, q.seqmin, q.seqcache, q.seqcycle) FROM pg_sequence q WHERE q.seqrelid = c.oid)
+     || COALESCE((SELECT ':' || quote_ident(dn.nspname) || '.' || quote_ident(dc.relname) || '.' || da.attname
+       FROM pg_depend d JOIN pg_class dc ON dc.oid = d.refobjid JOIN pg_namespace dn ON dn.oid = dc.relnamespace
+       JOIN pg_attribute da ON da.attrelid = d.refobjid AND da.attnum = d.refobjsubid
+       WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.refclassid = 'pg_class'::regclass
+         AND d.deptype IN ('a', 'i') LIMIT 1), '') END)) AS defn,
+  c.oid::text AS id, {_REL_KIND} AS kind
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind = 'S' AND {_APP_SCHEMAS} ORDER BY 1"""
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') AND {_APP} AND {_not_member('pg_class', 'c.oid')}
+UNION ALL
+SELECT 'routine ' || {_QUAL.format('p.proname')} || '(' || pg_get_function_identity_arguments(p.oid) || ')',
+  md5(format('%s|%s|%s', CASE WHEN p.prokind = 'a' THEN (SELECT format('%s:%s:%s:%s:%s', g.aggtransfn, g.aggfinalfn,
+    g.aggtranstype::regtype, g.agginitval, g.aggkind) FROM pg_aggregate g WHERE g.aggfnoid = p.oid)
+    ELSE pg_get_functiondef(p.oid) END, pg_get_userbyid(p.proowner), p.proacl)),
+  p.oid::text, 'routine'
+FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE {_APP} AND {_not_member('pg_proc', 'p.oid')}
+UNION ALL
+SELECT 'trigger ' || quote_ident(t.tgname) || ' on ' || {_QUAL.format('c.relname')},
+  md5(pg_get_triggerdef(t.oid) || ':' || t.tgenabled::text), t.oid::text, 'trigger'
+FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE NOT t.tgisinternal AND t.tgname NOT IN ('sitectl_row', 'sitectl_trunc') AND {_APP}
+UNION ALL
+SELECT CASE t.typtype WHEN 'd' THEN 'domain ' ELSE 'type ' END || {_QUAL.format('t.typname')},
+  md5(format('%s|%s|%s|%s|%s|%s|%s', t.typtype, pg_get_userbyid(t.typowner), t.typacl,
+    (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid),
+    CASE WHEN t.typtype = 'd' THEN format('%s:%s:%s', format_type(t.typbasetype, t.typtypmod), t.typnotnull,
+      t.typdefault) END
+    || COALESCE((SELECT string_agg(x.conname || ':' || pg_get_constraintdef(x.oid), ';' ORDER BY x.conname)
+       FROM pg_constraint x WHERE x.contypid = t.oid), ''),
+    (SELECT string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod), ',' ORDER BY a.attnum)
+       FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped),
+    (SELECT r.rngsubtype::regtype::text FROM pg_range r WHERE r.rngtypid = t.oid))),
+  t.oid::text, CASE t.typtype WHEN 'd' THEN 'domain' ELSE 'type' END
+FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+WHERE {_APP} AND t.typtype IN ('e', 'd', 'r', 'c', 'b') AND NOT (t.typtype = 'b' AND t.typcategory = 'A')
+  AND (t.typrelid = 0 OR (SELECT relkind FROM pg_class WHERE oid = t.typrelid) = 'c')
+  AND {_not_member('pg_type', 't.oid')}
+UNION ALL
+SELECT 'extension ' || quote_ident(x.extname), md5(x.extversion || ':' || x.extnamespace::regnamespace::text),
+  x.oid::text, 'extension' FROM pg_extension x
+UNION ALL
+SELECT 'schema ' || quote_ident(n.nspname), md5(format('%s|%s', pg_get_userbyid(n.nspowner), n.nspacl)),
+  n.oid::text, 'schema' FROM pg_namespace n WHERE {_APP}
+UNION ALL
+SELECT 'event trigger ' || quote_ident(v.evtname), md5(format('%s|%s|%s|%s', v.evtevent, v.evtfoid::regproc,
+  v.evtenabled, v.evttags)), v.oid::text, 'event trigger' FROM pg_event_trigger v
+WHERE v.evtname NOT IN ('sitectl_ddl', 'sitectl_drop')"""
 
 
-def _group(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for k, v in pairs:
-        out.setdefault(k, []).append(v)
-    return out
+#: Starts every transaction of sitectl's own DDL: the DDL log leaves it out (the setting lasts
+#: until the transaction ends).
+_QUIET = "SET LOCAL sitectl.restoring = 'on';"
+#: Each call is a session of its own (``psql -c``, or a new connection): JIT compiling off for
+#: it, since the planner's cost of sitectl's catalog queries passes ``jit_above_cost`` and the
+#: compiling takes longer (about 0.3 s on GitLab's schema) than running them.
+_NO_JIT = "SET jit = off;"
+#: True when the DDL log has entries or the event triggers that fill it are not both there and
+#: enabled (then the detection compares every object: nothing is taken on trust).
+_DDL_LOGGED = ("((SELECT count(*) FROM pg_event_trigger WHERE evtname IN ('sitectl_ddl', 'sitectl_drop') "
+               "AND evtenabled = 'A' AND evtfoid = 'sitectl.log_ddl()'::regprocedure) = 2)")
+_DDL_SEEN = f"(EXISTS (SELECT 1 FROM sitectl.ddl) OR NOT {_DDL_LOGGED})"
+
+
+def _ident(name: str) -> str:
+    """A PostgreSQL identifier, always double-quoted (legal for any name)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _qname(tbl: str) -> str:
+    """``schema.table`` (as ``quote_ident`` wrote it) → its copy's name within the snapshot
+    schema: ``c`` + the MD5 of the qualified name, 33 bytes whatever the name's length or
+    characters, distinct for distinct tables."""
+    return '"c' + hashlib.md5(tbl.encode()).hexdigest() + '"'
 
 
 def _literal_keys(keys: list[str] | None, cols: list[list[str]]) -> str | None:
     """The logged keys of one table as SQL literals cast to the key columns' types
     (``'5'::bigint`` or ``('a'::text, '2'::integer)``), or None when they are not all there
-    or a TRUNCATE was logged (``null``)."""
+    or a TRUNCATE was logged (``null``). Numbers keep every digit they were logged with."""
 
     if not keys or "null" in keys:
         return None
     out = []
     for k in keys:
-        vals = json.loads(k)
+        vals = json.loads(k, parse_float=str, parse_int=str)
         if not isinstance(vals, list) or len(vals) != len(cols) or any(v is None for v in vals):
             return None
         lit = [f"{pg_value(v if isinstance(v, str) else json.dumps(v))}::{typ}" for v, (_, typ) in zip(vals, cols)]
@@ -127,9 +437,14 @@ def _literal_keys(keys: list[str] | None, cols: list[list[str]]) -> str | None:
     return ", ".join(out)
 
 
-def _qname(tbl: str) -> str:
-    """``schema.table`` (already quoted) → the snapshot table's name within the snapshot schema."""
-    return '"' + tbl.replace('"', "").replace(".", "__") + '"'
+def _insert(tbl: str, snap: str, cols: list[str], tail: str = "") -> str:
+    """``INSERT`` of rows of the copy ``snap`` (aliased ``x``) into ``tbl``: every column, or
+    only ``cols`` when the table has generated columns; identity columns take the copy's values."""
+    if not cols:
+        return f"INSERT INTO {tbl} OVERRIDING SYSTEM VALUE SELECT x.* FROM {snap} x{tail};"
+    names = ", ".join(_ident(c) for c in cols)
+    return (f"INSERT INTO {tbl} ({names}) OVERRIDING SYSTEM VALUE "
+            f"SELECT {', '.join('x.' + _ident(c) for c in cols)} FROM {snap} x{tail};")
 
 
 class PostgresStore(Store):
@@ -156,14 +471,20 @@ class PostgresStore(Store):
         Raises:
             StoreError: the server refused (names the site and ``what``).
         """
-        return self.session.query(statements, what)
+        return self.session.query(f"{_NO_JIT} {statements}", what)
 
     def snap_schema(self, name: str) -> str:
         return f"sitectl_s_{name}"
 
     # -- facts ----------------------------------------------------------------------------
-    def _tables(self) -> list[tuple[str, str, str]]:
-        return [tuple(r) for r in self.sql(TABLES_SQL, "list tables")]
+    def _rels(self, source: str | None = None) -> list[tuple[str, bool, bool, list, list]]:
+        """(table, leaf, root, primary key [[column, type]], insert columns) of every table and
+        partitioned parent: live (``source`` None) or as snapshot schema ``source`` saved them."""
+        src = f"({RELS_SQL})" if source is None else f"{source}.__tables"
+        rows = self.sql(f"SELECT to_json(r.tbl)::text, r.leaf, r.root, r.pk, r.cols FROM {src} r ORDER BY r.tbl",
+                        "list tables")
+        return [(json.loads(t), leaf == "t", root == "t", json.loads(pk), json.loads(cols))
+                for t, leaf, root, pk, cols in rows]
 
     def _sequence_values_sql(self, seqs: list[str]) -> str:
         if not seqs:
@@ -171,25 +492,25 @@ class PostgresStore(Store):
         return " UNION ALL ".join(f"SELECT {pg_value(s)}, last_value, is_called FROM {s}" for s in seqs)
 
     # -- tracking -------------------------------------------------------------------------
-    def _install_tracking(self, name: str) -> None:
-        tables = self._tables()
-        self.sql(TRACKING_SQL, "install change tracking")
+    def _install_tracking(self, name: str, rels: list) -> None:
+        self.sql(_QUIET + TRACKING_SQL + "SELECT sitectl.untrack();", "install change tracking")
         parts = []
-        for tbl, pk, _ in tables:
-            cols = ", ".join(q_value(c.split(" ")[0].strip('"')) for c in pk.split(",")) if pk else ""
-            parts.append(f"DROP TRIGGER IF EXISTS sitectl_row ON {tbl}; DROP TRIGGER IF EXISTS sitectl_trunc ON {tbl}; "
-                         f"CREATE TRIGGER sitectl_row AFTER INSERT OR UPDATE OR DELETE ON {tbl} FOR EACH ROW "
-                         f"EXECUTE FUNCTION sitectl.log_row({cols}); "
-                         f"CREATE TRIGGER sitectl_trunc AFTER TRUNCATE ON {tbl} FOR EACH STATEMENT "
-                         "EXECUTE FUNCTION sitectl.log_truncate();")
-        self.session.query_chunks(parts, "install change tracking")
+        for tbl, leaf, root, pk, _ in rels:
+            if root:  # cloned onto every partition, present and future
+                args = ", ".join(pg_value(c) for c, _ in pk)
+                parts.append(f"CREATE TRIGGER sitectl_row AFTER INSERT OR UPDATE OR DELETE ON {tbl} FOR EACH ROW "
+                             f"EXECUTE FUNCTION sitectl.log_row({args});")
+            if leaf:  # a TRUNCATE of a parent fires each partition's
+                parts.append(f"CREATE TRIGGER sitectl_trunc AFTER TRUNCATE ON {tbl} FOR EACH STATEMENT "
+                             "EXECUTE FUNCTION sitectl.log_truncate();")
+        self.session.query_chunks(parts, "install change tracking", prelude=_QUIET)
         self._reset_baseline(name)
 
     def _reset_baseline(self, name: str) -> None:
         self.sql(
-            "DELETE FROM sitectl.baseline; DELETE FROM sitectl.changes; DELETE FROM sitectl.meta; "
+            "DELETE FROM sitectl.baseline; DELETE FROM sitectl.changes; DELETE FROM sitectl.meta; DELETE FROM sitectl.ddl; "
             f"INSERT INTO sitectl.meta VALUES ({pg_value(name)}); "
-            f"INSERT INTO sitectl.baseline SELECT tbl, defn FROM ({TABLES_SQL}) t;", "record baseline")
+            f"INSERT INTO sitectl.baseline SELECT obj, defn || ':' || id FROM ({OBJECTS_SQL}) o;", "record baseline")
 
     # -- Store API ------------------------------------------------------------------------
     def exists(self, name: str) -> bool:
@@ -198,26 +519,35 @@ class PostgresStore(Store):
 
     def snapshot(self, name: str) -> dict:
         s = self.snap_schema(name)
-        tables = self._tables()
-        seqs = [r[0] for r in self.sql(SEQUENCES_SQL, "list sequences")]
+        self.sql(_QUIET + TRACKING_SQL, "install change tracking")
+        rels = self._rels()
+        leaves = [(t, pk) for t, leaf, _, pk, _ in rels if leaf]
         parts = [f"DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};"]
-        parts += [f"CREATE TABLE {s}.{_qname(t)} AS TABLE {t};" for t, _, _ in tables]
+        parts += [f"CREATE TABLE {s}.{_qname(t)} AS SELECT * FROM ONLY {t};" for t, _ in leaves]
         # Index each copy by its primary key: a delta restore reads only the changed rows.
-        parts += [f"CREATE INDEX ON {s}.{_qname(t)} ({', '.join(c.split(' ', 1)[0] for c in pk.split(','))});"
-                  for t, pk, _ in tables if pk]
-        parts.append(f"CREATE TABLE {s}.__sequences AS {self._sequence_values_sql(seqs)};")
-        parts.append(f"CREATE TABLE {s}.__tables AS SELECT * FROM ({TABLES_SQL}) t;")
+        parts += [f"CREATE INDEX ON {s}.{_qname(t)} ({', '.join(_ident(c) for c, _ in pk)});" for t, pk in leaves if pk]
+        parts.append(f"CREATE TABLE {s}.__sequences AS SELECT s, l, c FROM sitectl.sequences();")
+        parts.append(f"CREATE TABLE {s}.__tables AS SELECT * FROM ({RELS_SQL}) t;")
+        parts.append(f"CREATE TABLE {s}.__objects AS SELECT obj, defn FROM ({OBJECTS_SQL}) o;")
+        parts.append(f"CREATE TABLE {s}.__matviews AS SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) "
+                     f"AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                     f"WHERE c.relkind = 'm' AND c.relispopulated AND {_APP};")
         parts.append(f"CREATE TABLE {s}.__schema (n serial PRIMARY KEY, line text NOT NULL);")
-        self.session.query_chunks(parts, f"snapshot {name}")
+        self.session.query_chunks(parts, f"snapshot {name}", prelude=_QUIET)
         self.session.dump_into_table(self.DUMP_ARGS, f"{s}.__schema", f"{self.label} schema dump")
-        self._install_tracking(name)
+        self.sql(f"CREATE TABLE {s}.__schemas AS SELECT n.nspname::text AS name, EXISTS (SELECT 1 FROM {s}.__schema d "
+                 f"WHERE d.line = 'CREATE SCHEMA ' || quote_ident(n.nspname) || ';') AS created "
+                 f"FROM pg_namespace n WHERE {_APP}; CREATE TABLE {s}.__format AS SELECT {FORMAT} AS version;",
+                 f"snapshot {name}")
+        self._install_tracking(name, rels)
         size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
                         f"ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(s)}")
-        return {"fingerprint": self.fingerprint(name), "size": int(size[0][0]), "tables": len(tables)}
+        return {"fingerprint": self.fingerprint(name), "size": int(size[0][0]), "tables": len(leaves)}
 
-    #: ``pg_dump --schema-only`` of the application's schemas. ``--clean --if-exists``: the text
-    #: drops each object before re-creating it, so schemas (owners, grants) are kept.
-    DUMP_ARGS = ["--schema-only", "--clean", "--if-exists", "-N", "sitectl", "-N", "sitectl_s_*"]
+    #: Plain ``pg_dump --schema-only`` of the application's schemas: replayed into emptied
+    #: schemas by a full restore (a ``--clean`` text cannot drop the indexes and constraints
+    #: that partitions inherit).
+    DUMP_ARGS = ["--schema-only", "-N", "sitectl", "-N", "sitectl_*"]
 
     def _replay_schema_sql(self, name: str) -> str:
         """A statement that runs the saved schema text server-side. Lines of ``psql``
@@ -229,43 +559,58 @@ class PostgresStore(Store):
 
     def detect_requests(self, name: str) -> list:
         s = self.snap_schema(name)
-        sql = ("SELECT 'M', snapshot, '' FROM sitectl.meta UNION ALL "
-               "SELECT 'K', tbl, count(*)::text FROM sitectl.changes GROUP BY tbl UNION ALL "
-               f"SELECT 'R', tbl, pk::text FROM sitectl.changes WHERE (SELECT count(*) FROM sitectl.changes) <= {MAX_INLINE_KEYS} UNION ALL "
-               "SELECT 'B', tbl, defn FROM sitectl.baseline UNION ALL "
-               f"SELECT 'S', tbl, defn FROM ({TABLES_SQL}) t UNION ALL "
-               f"SELECT 'Q', COALESCE(v.s, g.{self._seqcol(0)}), 'x' FROM sitectl.sequences() v "
-               f"FULL JOIN {s}.__sequences g ON g.{self._seqcol(0)} = v.s "
-               f"WHERE g.{self._seqcol(1)} IS DISTINCT FROM v.l OR g.{self._seqcol(2)} IS DISTINCT FROM v.c "
-               # The snapshot's primary keys of the logged tables: the restore needs no extra trip.
-               f"UNION ALL SELECT 'P', g.tbl, g.pk FROM {s}.__tables g WHERE g.tbl IN (SELECT tbl FROM sitectl.changes)")
+        sql = (f"{_NO_JIT} "
+               f"WITH o AS MATERIALIZED ({OBJECTS_SQL}) "
+               "SELECT 'M', to_json(snapshot)::text, '' FROM sitectl.meta UNION ALL "
+               f"SELECT 'F', version::text, '' FROM {s}.__format UNION ALL "
+               f"SELECT 'X', COALESCE(max(n), 0)::text, {_DDL_LOGGED}::text FROM sitectl.ddl UNION ALL "
+               "SELECT 'K', to_json(tbl)::text, count(*)::text FROM sitectl.changes GROUP BY tbl UNION ALL "
+               "SELECT 'T', to_json(tbl)::text, '' FROM sitectl.changes WHERE pk = 'null' UNION ALL "
+               "SELECT 'R', to_json(tbl)::text, pk::text FROM sitectl.changes "
+               f"WHERE (SELECT count(*) FROM sitectl.changes) <= {MAX_INLINE_KEYS} UNION ALL "
+               # Objects that differ from the baseline: new ones with their kind and OID.
+               "SELECT 'D', to_json(COALESCE(b.tbl, o.obj))::text, CASE WHEN b.tbl IS NULL THEN o.id || ' ' || o.kind "
+               "WHEN o.obj IS NULL THEN 'gone' ELSE 'changed' END FROM sitectl.baseline b FULL JOIN o ON o.obj = b.tbl "
+               f"WHERE {_DDL_SEEN} AND b.defn IS DISTINCT FROM o.defn || ':' || o.id UNION ALL "
+               f"SELECT 'Q', to_json(COALESCE(v.s, g.s))::text, '' FROM sitectl.sequences() v "
+               f"FULL JOIN {s}.__sequences g ON g.s = v.s WHERE g.l IS DISTINCT FROM v.l OR g.c IS DISTINCT FROM v.c "
+               # The snapshot's keys and insert columns of the logged tables: the restore needs no extra trip.
+               f"UNION ALL SELECT 'P', to_json(g.tbl)::text, json_build_array(g.pk::json, g.cols::json)::text "
+               f"FROM {s}.__tables g WHERE g.tbl IN (SELECT tbl FROM sitectl.changes)")
         return [self.session.request(sql)]
 
     def parse_changes(self, name: str, results: list[SqlResult]) -> Changes:
         (res,) = results
-        if not res.ok:  # no tracking yet, or no such snapshot schema
+        if not res.ok:  # no tracking yet, no such snapshot schema, or one of an older format
             return Changes([f"{self.label}: baseline is not snapshot {name!r} ({res.error[-200:]})"], {"full": True})
         rows = res.rows
-        meta = [r[1] for r in rows if r[0] == "M"]
-        if meta != [name]:
+        meta = [json.loads(r[1]) for r in rows if r[0] == "M"]
+        fmt = [r[1] for r in rows if r[0] == "F"]
+        if meta != [name] or fmt != [str(FORMAT)]:
             return Changes([f"{self.label}: baseline is not snapshot {name!r}"], {"full": True})
-        keys = {r[1]: int(r[2]) for r in rows if r[0] == "K"}
-        base = {r[1]: r[2] for r in rows if r[0] == "B"}
-        now = {r[1]: r[2] for r in rows if r[0] == "S"}
-        seq_changed = sorted(r[1] for r in rows if r[0] == "Q")
-        ddl = sorted(t for t in set(base) | set(now) if base.get(t) != now.get(t))
-        items = sorted({*(f"table {t} (structure, created or dropped)" for t in ddl),
-                        *(f"table {t} ({n} rows)" for t, n in keys.items() if t not in ddl),
+        keys = {json.loads(r[1]): int(r[2]) for r in rows if r[0] == "K"}
+        # Objects that differ: created ("<oid> <kind>"), "gone" or "changed".
+        objs = {json.loads(r[1]): r[2] for r in rows if r[0] == "D"}
+        retrack = any(r[0] == "X" and r[2] != "true" for r in rows)
+        if retrack:  # the objects were compared in full all the same; the delta puts the triggers back
+            objs["sitectl's DDL log (its event triggers were missing or off)"] = "sitectl"
+        added = {o: tuple(v.split(" ", 1)) for o, v in objs.items() if v not in ("gone", "changed", "sitectl")}
+        full = any(v in ("gone", "changed") for v in objs.values())
+        seq_changed = sorted(json.loads(r[1]) for r in rows if r[0] == "Q")
+        word = {"gone": "dropped", "changed": "changed", "sitectl": "reinstalled"}
+        items = sorted({*(f"{o} ({word.get(v, 'created')})" for o, v in objs.items()),
+                        *(f"table {t} ({n} rows)" for t, n in keys.items()),
                         *(f"sequence {q}" for q in seq_changed)})
-        return Changes(items, {"keys": {t: n for t, n in keys.items() if t not in ddl}, "ddl": ddl,
-                               "sequences": seq_changed, "full": bool(ddl),
-                               "pk": {r[1]: r[2] for r in rows if r[0] == "P"},
-                               "rows": _group([(r[1], r[2]) for r in rows if r[0] == "R"])})
-
-    @staticmethod
-    def _seqcol(i: int) -> str:
-        # Columns of the __sequences table made by CREATE TABLE AS over the UNION query.
-        return ["\"?column?\"", "last_value", "is_called"][i]
+        pk = {}
+        for r in rows:
+            if r[0] == "P":
+                p, cols = json.loads(r[2])
+                pk[json.loads(r[1])] = {"pk": p, "cols": cols}
+        return Changes(items, {
+            "keys": keys, "ddl_seen": next((int(r[1]) for r in rows if r[0] == "X"), 0), "retrack": retrack,
+            "whole": sorted({json.loads(r[1]) for r in rows if r[0] == "T"}),
+            "added": [[o, *added[o]] for o in sorted(added)], "ddl": sorted(objs), "sequences": seq_changed,
+            "full": full, "pk": pk, "rows": _group([(json.loads(r[1]), r[2]) for r in rows if r[0] == "R"])})
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         # A missing snapshot makes the change detection fail, which asks for the full path;
@@ -281,118 +626,155 @@ class PostgresStore(Store):
             return self._restore_full(name)
         if not changes:
             return []
-        pks = changes.detail.get("pk")
-        if pks is None or any(t not in pks for t in changes.detail["keys"]):
-            pks = {r[0]: r[1] for r in self.sql(f"SELECT tbl, pk FROM {self.snap_schema(name)}.__tables", "read primary keys")}
-        self.sql(self._delta_sql(name, changes, pks), f"restore rows from {name}")
+        self.sql(self._delta_sql(name, changes, self._keys_of(name, changes)), f"restore rows from {name}")
         return changes.items
+
+    def _keys_of(self, name: str, changes: Changes) -> dict:
+        """The snapshot's key and insert columns of every logged table still there."""
+        pks = changes.detail.get("pk")
+        if pks is not None and all(t in pks for t in self._restored_tables(changes)):
+            return pks
+        return {t: {"pk": pk, "cols": cols} for t, _, _, pk, cols in self._rels(self.snap_schema(name))}
+
+    @staticmethod
+    def _restored_tables(changes: Changes) -> list[str]:
+        """The logged tables a delta puts back: all but those created since the snapshot."""
+        new = {o[len("table "):] for o, _, kind in changes.detail.get("added", []) if kind == "table"}
+        return sorted(t for t in changes.detail["keys"] if t not in new)
 
     def restore_requests(self, name: str, changes: Changes) -> list | None:
         if not changes:
             return []
         pks = changes.detail.get("pk")
-        if changes.detail.get("full") or pks is None or any(t not in pks for t in changes.detail["keys"]):
+        if changes.detail.get("full") or pks is None or any(t not in pks for t in self._restored_tables(changes)):
             return None
         return [self.session.request(self._delta_sql(name, changes, pks))]
 
-    def _delta_sql(self, name: str, changes: Changes, pks: dict[str, str]) -> str:
-        """One transaction that puts the changed rows and sequences back (triggers and foreign
-        keys off) and clears their entries in the change log.
+    def _delta_sql(self, name: str, changes: Changes, pks: dict[str, dict]) -> str:
+        """One transaction that drops the objects created since the snapshot, puts the changed
+        rows and sequences back (triggers and foreign-key actions off) and clears their entries
+        in the change log.
 
         The restored tables are locked first (``EXCLUSIVE``: the application can read, its
         writes wait the few milliseconds of the restore), so the change log of a locked table
         cannot move meanwhile. Keys read by the detection are restored and cleared one by one
         (a key logged after the detection stays logged for the closing check); tables with
-        many keys use the log itself, server-side. The text stays under :data:`SQL_BUDGET`
-        bytes: the tables with the most keys move to the server-side path."""
+        many keys use the log itself, server-side (a TRUNCATE logged after the detection stays
+        logged too). The text stays under :data:`SQL_BUDGET` bytes: the tables with the most
+        keys move to the server-side path."""
         rows = changes.detail.get("rows", {})
-        literal = {t for t in changes.detail["keys"] if t in rows}
+        literal = {t for t in self._restored_tables(changes) if t in rows}
         while True:
             sql = self._delta_text(name, changes, pks, literal)
             if len(sql.encode()) <= SQL_BUDGET or not literal:
                 return sql
             literal.discard(max(literal, key=lambda t: len(rows[t])))
 
-    def _delta_text(self, name: str, changes: Changes, pks: dict[str, str], literal: set[str]) -> str:
+    def _delta_text(self, name: str, changes: Changes, pks: dict[str, dict], literal: set[str]) -> str:
         s = self.snap_schema(name)
         keys_of = changes.detail["keys"]
-        stmts = ["SET LOCAL session_replication_role = replica;"]
-        if keys_of:
-            stmts.append(f"LOCK TABLE {', '.join(sorted(keys_of))} IN EXCLUSIVE MODE;")
-        for tbl, n in sorted(keys_of.items()):
+        tables = self._restored_tables(changes)
+        whole_logged = set(changes.detail.get("whole", []))
+        stmts = ["SET LOCAL session_replication_role = replica;", _QUIET]
+        added = changes.detail.get("added", [])
+        if added:
+            stmts += [f"SELECT sitectl.drop_object({pg_value(kind)}, {int(oid)});" for _, oid, kind in added]
+            stmts.append("DELETE FROM sitectl.changes WHERE to_regclass(tbl) IS NULL;")
+        if tables:
+            stmts.append(f"LOCK TABLE {', '.join('ONLY ' + t for t in tables)} IN EXCLUSIVE MODE;")
+        for tbl in tables:
             snap = f"{s}.{_qname(tbl)}"
-            pk = pks.get(tbl, "")
+            info = pks.get(tbl, {"pk": [], "cols": []})
+            pk, cols = info["pk"], info["cols"]
             clear = f"DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)};"
-            if not pk or n > MAX_KEYS_PER_TABLE:
-                stmts.append(f"DELETE FROM {tbl}; INSERT INTO {tbl} SELECT * FROM {snap}; {clear}")
+            if not pk or keys_of[tbl] > MAX_KEYS_PER_TABLE or tbl in whole_logged:
+                stmts.append(f"DELETE FROM ONLY {tbl}; {_insert(tbl, snap, cols)} {clear}")
                 continue
-            cols = [c.split(" ", 1) for c in pk.split(",")]
-            lits = _literal_keys(changes.detail["rows"][tbl], cols) if tbl in literal else None
+            names = [_ident(c) for c, _ in pk]
+            lits = _literal_keys(changes.detail["rows"][tbl], pk) if tbl in literal else None
             if lits is not None:
-                where = f"({', '.join('x.' + c for c, _ in cols)}) IN ({lits})" if len(cols) > 1 else f"x.{cols[0][0]} IN ({lits})"
+                where = (f"({', '.join('x.' + c for c in names)}) IN ({lits})" if len(names) > 1
+                         else f"x.{names[0]} IN ({lits})")
                 keys = ",".join(f"{pg_value(k)}::jsonb" for k in changes.detail["rows"][tbl])
-                stmts.append(f"DELETE FROM {tbl} x WHERE {where}; INSERT INTO {tbl} SELECT x.* FROM {snap} x WHERE {where};"
+                stmts.append(f"DELETE FROM ONLY {tbl} x WHERE {where}; {_insert(tbl, snap, cols, ' WHERE ' + where)}"
                              f" DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk IN ({keys});")
                 continue
             keyset = f"(SELECT pk FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null')"
-            whole = f"EXISTS (SELECT 1 FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk = 'null')"
-            match = " AND ".join(f"x.{c} = (k.pk ->> {i})::{typ}" for i, (c, typ) in enumerate(cols))
-            # A logged TRUNCATE ('null' key) means the whole table.
-            stmts.append(
-                f"DO $r$ BEGIN IF {whole} THEN DELETE FROM {tbl}; INSERT INTO {tbl} SELECT * FROM {snap}; ELSE "
-                f"DELETE FROM {tbl} x USING {keyset} k WHERE {match}; "
-                f"INSERT INTO {tbl} SELECT x.* FROM {snap} x JOIN {keyset} k ON {match}; END IF; END $r$; {clear}")
+            match = " AND ".join(f"x.{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(names, pk)))
+            stmts.append(f"DELETE FROM ONLY {tbl} x USING {keyset} k WHERE {match}; "
+                         f"{_insert(tbl, snap, cols, f' JOIN {keyset} k ON {match}')} "
+                         f"DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null';")
+        new = {o[len("sequence "):] for o, _, kind in added if kind == "sequence"}
         for q in changes.detail["sequences"]:
-            stmts.append(f"SELECT setval({pg_value(q)}, g.last_value, g.is_called) FROM {s}.__sequences g "
-                         f"WHERE g.{self._seqcol(0)} = {pg_value(q)};")
-        return "BEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;"
+            if q not in new:
+                stmts.append(f"SELECT setval({pg_value(q)}, g.l, g.c) FROM {s}.__sequences g WHERE g.s = {pg_value(q)};")
+        if changes.detail.get("retrack"):
+            stmts.append(EVENT_TRIGGERS_SQL)
+        if changes.detail.get("ddl_seen"):
+            # The detection compared every object after these entries: the restore undoes
+            # what they did (later ones stay for the closing check).
+            stmts.append(f"DELETE FROM sitectl.ddl WHERE n <= {int(changes.detail['ddl_seen'])};")
+        return f"{_NO_JIT}\nBEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;"
 
-    def _fill_sql(self, name: str, tables: list[str]) -> str:
+    def _fill_sql(self, name: str) -> str:
+        return f"SET LOCAL session_replication_role = replica;\nSELECT sitectl.fill({pg_value(self.snap_schema(name))});"
+
+    def _check_format(self, name: str) -> None:
         s = self.snap_schema(name)
-        fill = ["SET session_replication_role = replica;"]
-        # One TRUNCATE of every table (foreign keys between them allow no other order-free
-        # way); far cheaper than deleting millions of rows one by one.
-        if tables:
-            fill.append(f"TRUNCATE {', '.join(tables)};")
-        fill += [f"INSERT INTO {t} SELECT * FROM {s}.{_qname(t)};" for t in tables]
-        fill.append(f"SELECT setval(g.\"?column?\", g.last_value, g.is_called) FROM {s}.__sequences g;")
-        fill.append("DELETE FROM sitectl.changes;")
-        return "\n".join(fill)
+        ok = self.sql(f"SELECT to_regclass({pg_value(s + '.__format')}) IS NOT NULL", "read snapshot format")[0][0] == "t"
+        if not ok or self.sql(f"SELECT version FROM {s}.__format", "read snapshot format") != [[str(FORMAT)]]:
+            raise StoreError(f"{self.site}: snapshot {name!r} of {self.label} was made by another version of sitectl "
+                             f"(format {FORMAT} needed); take it again with `sitectl snapshot create {name}`")
 
     def _restore_all_rows(self, name: str) -> list[str]:
         """Every table's rows and every sequence back from the snapshot (structure unchanged)."""
-        s = self.snap_schema(name)
-        tables = [r[0] for r in self.sql(f"SELECT tbl FROM {s}.__tables", "read tables")]
-        self.sql("BEGIN;\n" + self._fill_sql(name, tables) + "\nCOMMIT;", f"restore all rows from {name}")
-        return [f"{self.label}: all {len(tables)} tables (rows)"]
+        self._check_format(name)
+        rels = self._rels(self.snap_schema(name))
+        self.sql(_QUIET + TRACKING_SQL, "install change tracking")  # its functions do the work
+        self.sql("BEGIN;\n" + self._fill_sql(name) + "\nCOMMIT;", f"restore all rows from {name}")
+        return [f"{self.label}: all {sum(1 for r in rels if r[1])} tables (rows)"]
 
     def _restore_full(self, name: str) -> list[str]:
-        """After DDL: drop tables the snapshot lacks, replay the saved schema dump (which drops
-        and re-creates each object, owners and grants included), refill every table, set
-        every sequence; one transaction."""
+        """After DDL: empty the application's schemas, replay the saved plain schema dump
+        (owners and grants included), refill every table, set every sequence, refresh the
+        materialized views the snapshot had populated; one transaction; then tracking anew."""
+        self._check_format(name)
         s = self.snap_schema(name)
-        tables = [r[0] for r in self.sql(f"SELECT tbl FROM {s}.__tables", "read tables")]
-        if self.sql(f"SELECT to_regclass({pg_value(s + '.__schema')}) IS NULL")[0][0] == "t":
-            raise StoreError(f"{self.site}: snapshot {name!r} of {self.label} was made by an older sitectl (it keeps "
-                             "no schema text in the database); take it again with `sitectl snapshot create`")
-        extra = [t for t, _, _ in self._tables() if t not in tables]
-        drop = "".join(f"DROP TABLE IF EXISTS {t} CASCADE;" for t in extra)
-        self.sql(f"BEGIN;\n{drop}\n{self._replay_schema_sql(name)}\n{self._fill_sql(name, tables)}\nCOMMIT;",
-                 f"full restore from {name}")
-        self._install_tracking(name)
-        return [f"{self.label}: all {len(tables)} tables (schema and rows)"]
+        rels = self._rels(s)
+        self.sql(_QUIET + TRACKING_SQL, "install change tracking")  # its functions do the work
+        refresh = (f"DO $sitectl$ DECLARE v text; BEGIN FOR v IN SELECT name FROM {s}.__matviews LOOP "
+                   "EXECUTE 'REFRESH MATERIALIZED VIEW ' || v; END LOOP; END $sitectl$;")
+        try:
+            self.sql(f"BEGIN;\n{_QUIET}\nSELECT sitectl.clear_schemas({pg_value(s)});\n{self._replay_schema_sql(name)}\n"
+                     f"{self._fill_sql(name)}\n{refresh}\nCOMMIT;", f"full restore from {name}")
+        except StoreError as err:
+            if "max_locks_per_transaction" not in str(err):
+                raise
+            limits = self.sql("SELECT current_setting('max_locks_per_transaction'), current_setting('max_connections')")
+            raise StoreError(
+                f"{self.site}: the full restore of {self.label} re-creates every object in one transaction and the "
+                f"server's lock table is too small for it (max_locks_per_transaction {limits[0][0]} x max_connections "
+                f"{limits[0][1]}); nothing was changed. Raise max_locks_per_transaction (GitLab omnibus: 128 with 400 "
+                "connections) and restart the server, then reset again") from None
+        self._install_tracking(name, rels)
+        return [f"{self.label}: all {sum(1 for r in rels if r[1])} tables (schema and rows)"]
 
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
         if name:
             s = self.snap_schema(name)
-            tables = [r[0] for r in self.sql(f"SELECT tbl FROM {s}.__tables")]
+            tables = [t for t, leaf, *_ in self._rels(s) if leaf]
             src = {t: f"{s}.{_qname(t)}" for t in tables}
-            seq = f"SELECT g.\"?column?\", g.last_value || ':' || g.is_called FROM {s}.__sequences g"
+            seq = f"SELECT to_json(g.s)::text, g.l || ':' || g.c FROM {s}.__sequences g"
+            objs = f"SELECT to_json(obj)::text, defn FROM {s}.__objects"
         else:
-            tables = [r[0] for r in self._tables()]
-            src = {t: t for t in tables}
-            seqs = [r[0] for r in self.sql(SEQUENCES_SQL, "list sequences")]
-            seq = f"SELECT v.s, v.l || ':' || v.c FROM ({self._sequence_values_sql(seqs)}) v(s, l, c)"
+            tables = [t for t, leaf, *_ in self._rels() if leaf]
+            src = {t: f"ONLY {t}" for t in tables}
+            seqs = [json.loads(r[0]) for r in self.sql(
+                f"SELECT to_json(quote_ident(n.nspname) || '.' || quote_ident(c.relname))::text FROM pg_class c "
+                f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND {_APP} ORDER BY 1",
+                "list sequences")]
+            seq = f"SELECT to_json(v.s)::text, v.l || ':' || v.c FROM ({self._sequence_values_sql(seqs)}) v(s, l, c)"
+            objs = f"SELECT to_json(obj)::text, defn FROM ({OBJECTS_SQL}) o"
         out: dict[str, str] = {}
         sel = [f"SELECT {pg_value(t)}, count(*) || ':' || COALESCE(md5(string_agg(h, '' ORDER BY h)), '') "
                f"FROM (SELECT md5(x::text) h FROM {src[t]} x) y" for t in tables]
@@ -400,7 +782,9 @@ class PostgresStore(Store):
             for t, d in self.sql(" UNION ALL ".join(sel[i:i + 50]), "fingerprint tables"):
                 out[f"table {t}"] = d
         for q, v in self.sql(seq, "fingerprint sequences"):
-            out[f"sequence {q}"] = v
+            out[f"sequence {json.loads(q)}"] = v
+        for o, d in self.sql(objs, "fingerprint schema objects"):
+            out[f"object {json.loads(o)}"] = d
         return out
 
     def export_payload(self, name: str, stage: str) -> str | None:
@@ -427,3 +811,10 @@ class PostgresStore(Store):
 
     def drop(self, name: str) -> None:
         self.sql(f"DROP SCHEMA IF EXISTS {self.snap_schema(name)} CASCADE", f"drop snapshot {name}")
+
+
+def _group(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k, v in pairs:
+        out.setdefault(k, []).append(v)
+    return out

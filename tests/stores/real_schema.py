@@ -7,8 +7,10 @@ this project's on top (``tests/stores/data/``), and the stores driven through
 
 The proof of each reset is :func:`mysql_state`: the database as ``mysqldump`` prints it (rows
 in primary-key order, table definitions with their AUTO_INCREMENT counters, views, routines and
-events) plus the application's triggers as ``information_schema`` lists them. It shares no
-code with sitectl's change tracking or fingerprints.
+events) plus the application's triggers as ``information_schema`` lists them; for PostgreSQL
+:func:`pg_state`: ``pg_dump --schema-only`` (every object, owners and grants) plus every
+table's rows as ``COPY`` prints them in a fixed order, plus every sequence's values read one by
+one. Neither shares code with sitectl's change tracking or fingerprints.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 from python_on_whales import docker
 
 from sitectl.engine import Engine
+from sitectl.errors import StoreError  # noqa: F401 - the tests match it
 from sitectl.stack.model import Site
 from sitectl.stores.site import SiteStores
 
@@ -79,6 +82,105 @@ def site_stores(engine: Engine, container: str, site: Site) -> SiteStores:
     return SiteStores(site, container, engine)
 
 
+def start_postgres(engine: Engine, name: str, settings: dict[str, str] | None = None) -> str:
+    """A fresh PostgreSQL server (Debian's, socket trust for ``postgres``) in container
+    ``name`` (an older one of that name is removed), with server ``settings`` (``-c`` flags);
+    returns the name once it answers."""
+    if docker.container.exists(name):
+        docker.container.remove(name, force=True)
+    boot = ("mkdir -p /run/postgresql && chown postgres /run/postgresql && "
+            "su postgres -c 'B=$(ls -d /usr/lib/postgresql/*/bin | tail -1); $B/initdb -A trust -D /tmp/pg >/dev/null "
+            "&& exec $B/postgres -D /tmp/pg -k /run/postgresql -c fsync=off -c full_page_writes=off"
+            + "".join(f" -c {k}={v}" for k, v in (settings or {}).items()) + "'")
+    docker.run(RUNTIME, ["sh", "-c", boot], name=name, detach=True, labels={"sitectl.test": "real-schema"})
+    deadline = time.monotonic() + 60
+    while True:
+        rc, out = engine.exec(name, ["psql", "-U", "postgres", "-Atc", "SELECT 1"])
+        if rc == 0:
+            return name
+        if time.monotonic() > deadline:
+            raise AssertionError(f"PostgreSQL in {name} did not answer: {out}")
+        time.sleep(0.3)
+
+
+def psql(engine: Engine, container: str, sql: str, db: str) -> str:
+    """Run ``sql`` as ``postgres`` in ``db`` (one implicit transaction); the client's output.
+    Fails the test on an error."""
+    rc, out = engine.exec(container, ["psql", "-U", "postgres", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", db,
+                                      "-c", sql])
+    assert rc == 0, f"{sql[:300]}\n{out}"
+    return out
+
+
+def load_pg_files(engine: Engine, container: str, paths: list[Path], db: str) -> None:
+    """Feed the SQL files ``paths``, one after the other in one session (so a session-local
+    helper of the first serves the next), to ``psql`` in ``db``; stops at the first error."""
+    text = "\n".join(p.read_text() for p in paths)
+    rc, out = _run_script(engine, container, db, text, discard_rows=True)
+    assert rc == 0 and "ERROR" not in out, out[-3000:]
+
+
+def load_gitlab(engine: Engine, container: str, db: str) -> None:
+    """GitLab's db/structure.sql and the tests' seed (with GitLab's dynamic partitions) into ``db``."""
+    psql(engine, container, f"CREATE DATABASE {db}", "postgres")
+    load_pg_files(engine, container, [SCHEMAS / "gitlab-structure.sql"], db)
+    load_pg_files(engine, container, [DATA / "pg-seed-helper.sql", DATA / "gitlab-seed.sql"], db)
+
+
+def load_postmill(engine: Engine, container: str, db: str) -> None:
+    """Postmill's 112 migrations, in order, and the tests' seed into ``db``."""
+    psql(engine, container, f"CREATE DATABASE {db}", "postgres")
+    load_pg_files(engine, container, [SCHEMAS / "postmill-migrations.sql"], db)
+    load_pg_files(engine, container, [DATA / "pg-seed-helper.sql", DATA / "postmill-seed.sql"], db)
+
+
+def pg_site(name: str, db: str) -> Site:
+    """A site whose one store is the PostgreSQL database ``db`` (as in stacks/webarena.yaml)."""
+    kind = "gitlab" if name == "gitlab" else "postmill"
+    return Site.model_validate({"name": name, "kind": kind, "image": "x", "container": "x", "ports": ["8023:80"],
+                                "env_var": name.upper(),
+                                "stores": [{"kind": "postgres", "database": db, "client": ["psql", "-U", "postgres"]}]})
+
+
+def pg_state(engine: Engine, container: str, db: str) -> str:
+    """The database as text, independent of sitectl: ``pg_dump --schema-only`` of everything
+    but sitectl's own schemas (its \\restrict lines carry a random key each time, so they are
+    left out), then every table's rows (``COPY`` text, sorted by the row's text; tables and
+    partitions from ``pg_tables``, not sitectl's queries), then every sequence's
+    ``last_value``/``is_called`` read by its own query."""
+    rc, schema = engine.exec(container, ["pg_dump", "-U", "postgres", "--schema-only", "-N", "sitectl",
+                                         "-N", "sitectl_*", db])
+    assert rc == 0, schema[-2000:]
+    schema = "\n".join(line for line in schema.splitlines() if not line.startswith(("\\restrict", "\\unrestrict")))
+    tables = psql(engine, container, "SELECT format('%I.%I', schemaname, tablename) FROM pg_tables "
+                                     "WHERE schemaname NOT IN ('pg_catalog', 'information_schema') "
+                                     "AND schemaname NOT LIKE 'sitectl%' ORDER BY 1", db).splitlines()
+    seqs = psql(engine, container, "SELECT format('%I.%I', schemaname, sequencename) FROM pg_sequences "
+                                   "WHERE schemaname NOT LIKE 'sitectl%' ORDER BY 1", db).splitlines()
+    def lit(text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    script = "".join(f"SELECT '== ' || {lit(t)};\nCOPY (SELECT x FROM ONLY {t} x ORDER BY x::text COLLATE \"C\") TO STDOUT;\n"
+                     for t in tables)
+    script += "".join(f"SELECT {lit(q)}, last_value, is_called FROM {q};\n" for q in seqs)
+    rc, out = _run_script(engine, container, db, script)
+    assert rc == 0, out[-2000:]
+    return schema + "\n-- rows and sequences\n" + out
+
+
+def _run_script(engine: Engine, container: str, db: str, script: str, discard_rows: bool = False) -> tuple[int, str]:
+    import tempfile  # noqa: PLC0415
+
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(script)
+    try:
+        docker.copy(f.name, (container, "/tmp/state.sql"))
+    finally:
+        Path(f.name).unlink()
+    return engine.exec(container, ["psql", "-U", "postgres", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", db,
+                                   "-f", "/tmp/state.sql"] + (["-o", "/dev/null"] if discard_rows else []))
+
+
 def reset(stores: SiteStores, name: str = "golden") -> tuple[str, list[str], list[str]]:
     """One reset of the site's stores as ``sitectl reset`` makes it: detect, then a delta (or a
     full restore when a store asks for one) and its closing check. Returns ``(path, items
@@ -114,3 +216,18 @@ def diff(golden: str, now: str, limit: int = 60) -> str:
     """The first lines of a unified diff of two :func:`mysql_state` texts."""
     lines = list(difflib.unified_diff(golden.splitlines(), now.splitlines(), "golden", "after reset", lineterm="", n=1))
     return "\n".join(lines[:limit]) + ("\n..." if len(lines) > limit else "")
+
+
+def pg_mutate_and_reset(engine: Engine, container: str, stores: SiteStores, golden: str, db: str, mutation: str,
+                        sql: str, expected: str) -> None:
+    """Make the mutation, reset, and assert: something was found, exactly golden by :func:`pg_state`, nothing left
+    for the closing check, the ``expected`` path (``delta`` or ``full``), a second reset finds
+    nothing."""
+    psql(engine, container, sql, db)
+    path, found, left = reset(stores)
+    assert path != "nothing", f"{mutation}: the reset found nothing (the mutation changed nothing, or it was missed)"
+    now = pg_state(engine, container, db)
+    assert now == golden, f"{mutation}: not golden after the reset ({path}; found {found}):\n{diff(golden, now)}"
+    assert left == [], f"{mutation}: the closing check still sees {left}"
+    assert path == expected, f"{mutation}: took the {path} path ({found})"
+    assert reset(stores) == ("nothing", [], []), "a second reset finds something"

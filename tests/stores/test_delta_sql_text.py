@@ -18,12 +18,17 @@ there to keep the text under ``SQL_BUDGET``), sorted: the same ``SET``, ``DELETE
 ALTER commits, so after the rows). Every text a session sends starts with
 ``MYSQL_SESSION`` (``NO_AUTO_VALUE_ON_ZERO``).
 
-PostgreSQL, one transaction: ``BEGIN``, ``SET LOCAL session_replication_role = replica`` (no
-triggers, no FK checks), ``LOCK TABLE`` every restored table; per table, sorted: keys read by
-the detection as literals (``DELETE ... WHERE key IN (literals)``, ``INSERT ... SELECT`` from the
-snapshot schema, delete those keys from the log), else a server-side ``DO`` block over the log
-(a logged TRUNCATE, ``'null'``, means the whole table), else (no primary key, over
-``MAX_KEYS_PER_TABLE``) the whole table; then ``setval`` per changed sequence; ``COMMIT``.
+PostgreSQL, one text: ``SET jit = off``, ``BEGIN``, ``SET LOCAL session_replication_role =
+replica`` (no trigger, neither the application's nor sitectl's, no foreign-key action),
+``SET LOCAL sitectl.restoring`` (the DDL log leaves the restore's own DDL out); objects created
+since the snapshot dropped by OID (``sitectl.drop_object``) and their log entries cleared;
+``LOCK TABLE ONLY`` every restored table; per table, sorted: keys read by the detection as
+literals (``DELETE FROM ONLY ... WHERE key IN (literals)``, ``INSERT ... OVERRIDING SYSTEM VALUE
+SELECT`` from the copy named ``c`` + MD5 of the table's name, delete those keys from the log),
+else over the log server-side (its non-null keys; a TRUNCATE logged meanwhile stays for the
+closing check), else (a TRUNCATE logged, no primary key, over ``MAX_KEYS_PER_TABLE``) the whole
+table; ``setval`` per changed sequence not created since; the DDL log's triggers when they were
+missing; the DDL log's entries up to the detection's; ``COMMIT``.
 """
 from __future__ import annotations
 
@@ -393,14 +398,14 @@ def test_mysql_delta_sql_keys_appear_only_as_literals_names_only_as_identifiers_
 # =============================================================================================
 # PostgreSQL
 # =============================================================================================
-@pytest.mark.parametrize("tbl, name", [
-    ("public.users", '"public__users"'),
-    ('public."Tags"', '"public__Tags"'),
-    ('"my schema"."a b"', '"my schema__a b"'),
-    ('public."say ""hi"""', '"public__say hi"'),
-])
-def test_qname_is_the_snapshot_tables_quoted_name(tbl, name):
-    assert _qname(tbl) == name
+def md5name(tbl: str) -> str:
+    return '"c' + hashlib.md5(tbl.encode()).hexdigest() + '"'
+
+
+@pytest.mark.parametrize("tbl", ["public.users", 'public."Tags"', '"my schema"."a b"', 'public."say ""hi"""',
+                                 "gitlab_partitions_static.analytics_cycle_analytics_merge_request_stage_events_00"])
+def test_qname_is_c_and_the_md5_of_the_qualified_name(tbl):
+    assert _qname(tbl) == md5name(tbl) and len(_qname(tbl)) == 35  # 33 bytes and the quotes
 
 
 def quote_ident(s: str) -> str:
@@ -408,7 +413,7 @@ def quote_ident(s: str) -> str:
     return s if re.fullmatch(r"[a-z_][a-z0-9_]*", s) else '"' + s.replace('"', '""') + '"'
 
 
-PG_NAME = st.lists(st.sampled_from(list('abz_"\'\\;. é$') + ["Tag", "😀"]), min_size=1, max_size=8).map("".join)
+PG_NAME = st.lists(st.sampled_from(list('abz_"\'\\;. é$') + ["Tag", "😀", "$r$"]), min_size=1, max_size=8).map("".join)
 
 
 @given(PG_NAME, PG_NAME)
@@ -418,9 +423,6 @@ def test_qname_of_any_quoted_name_is_one_quoted_identifier_with_nothing_that_end
     assert tok.kind == "ident" and '"' not in tok.value
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: _qname drops quotes and maps '.' to '__', so distinct tables share "
-                                       "a snapshot table: public.\"a.b\" and public.a__b, public.\"a\"\"b\" and "
-                                       "public.ab; a snapshot of such a database fails (relation already exists)")
 @pytest.mark.parametrize("a, b", [('public."a.b"', "public.a__b"), ('public."a""b"', "public.ab"),
                                   ('"a.b".c', "a.\"b.c\"")])
 def test_qname_gives_distinct_tables_distinct_snapshot_tables(a, b):
@@ -437,7 +439,7 @@ def test_qname_gives_distinct_tables_distinct_snapshot_tables(a, b):
     (['["a\'b\\\\c", 2]'], [["name", "text"], ["n", "integer"]], "(E'a\\'b\\\\c'::text, E'2'::integer)"),
     (['[true]'], [["flag", "boolean"]], "E'true'::boolean"),
     (['[1.5]'], [["x", "numeric"]], "E'1.5'::numeric"),
-    (['["é"]'], [['"Name"', "character varying(20)"]], "E'é'::character varying(20)"),
+    (['["é"]'], [['Name', "character varying(20)"]], "E'é'::character varying(20)"),
     (['[1, 2]'], [["id", "integer"]], None),                       # not the key's shape
     (['[null]'], [["id", "integer"]], None),
     (['5'], [["id", "integer"]], None),
@@ -446,57 +448,91 @@ def test_literal_keys_exact(keys, cols, lits):
     assert _literal_keys(keys, cols) == lits
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: _literal_keys reads keys with json.loads, so a numeric key with more "
-                                       "digits than a float holds is rounded (12345678901234567890.5 -> "
-                                       "1.2345678901234567e+19): the row is not restored but its log entry is "
-                                       "cleared (keys are cleared by their text); json.loads(parse_float=Decimal)")
 def test_literal_keys_keep_every_digit_of_a_numeric_key():
     assert _literal_keys(["[12345678901234567890.5]"], [["amount", "numeric"]]) == "E'12345678901234567890.5'::numeric"
 
 
-def pg_changes(keys: dict, pk: dict, rows: dict | None, sequences=()) -> Changes:
+def pk(*cols: tuple[str, str], insert: tuple[str, ...] = ()) -> dict:
+    """A table's entry in the detail's ``pk``: key columns (raw names, types) and the columns an
+    INSERT writes when some are generated."""
+    return {"pk": [list(c) for c in cols], "cols": list(insert)}
+
+
+def pg_changes(keys: dict, pks: dict, rows: dict | None, sequences=(), **extra) -> Changes:
     """A detail as PostgresStore.parse_changes builds it (``rows`` empty when more than
     MAX_INLINE_KEYS keys were logged in all)."""
-    return Changes([f"table {t} ({n} rows)" for t, n in keys.items()],
-                   {"keys": keys, "ddl": [], "sequences": list(sequences), "full": False, "pk": pk,
-                    "rows": rows or {}})
+    detail = {"keys": keys, "ddl_seen": 0, "retrack": False, "whole": [], "added": [], "ddl": [],
+              "sequences": list(sequences), "full": False, "pk": pks, "rows": rows or {}}
+    detail.update(extra)
+    return Changes([f"table {t} ({n} rows)" for t, n in keys.items()], detail)
+
+
+def j(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
 
 
 def test_pg_parse_changes_builds_the_detail_the_restore_reads():
-    rows = [["M", "golden", ""], ["K", "public.users", "2"], ["R", "public.users", "[1]"],
-            ["R", "public.users", "[2]"], ["B", "public.users", "d1"], ["S", "public.users", "d1"],
-            ["B", "public.gone", "d2"], ["Q", "public.users_id_seq", "x"], ["P", "public.users", "id integer"]]
+    users, odd = "public.users", 'public."a\tb"'
+    rows = [["M", j("golden"), ""], ["F", "3", ""], ["X", "7", "true"], ["K", j(users), "2"], ["K", j(odd), "1"],
+            ["T", j(odd), ""], ["R", j(users), "[1]"], ["R", j(users), "[2]"], ["R", j(odd), "null"],
+            ["D", j("table public.task_t"), "16400 table"], ["D", j("view public.v"), "16500 view"],
+            ["Q", j("public.users_id_seq"), ""], ["P", j(users), '[[["id", "integer"]], []]'],
+            ["P", j(odd), "[[], []]"]]
     ch = pg_store().parse_changes("golden", [SqlResult(rows)])
-    assert ch.items == ["sequence public.users_id_seq", "table public.gone (structure, created or dropped)",
-                        "table public.users (2 rows)"]
-    assert ch.detail == {"keys": {"public.users": 2}, "ddl": ["public.gone"], "sequences": ["public.users_id_seq"],
-                         "full": True, "pk": {"public.users": "id integer"}, "rows": {"public.users": ["[1]", "[2]"]}}
+    assert ch.items == ['sequence public.users_id_seq', 'table public."a\tb" (1 rows)', "table public.task_t (created)",
+                        "table public.users (2 rows)", "view public.v (created)"]
+    assert ch.detail == {"keys": {users: 2, odd: 1}, "ddl_seen": 7, "retrack": False, "whole": [odd],
+                         "added": [["table public.task_t", "16400", "table"], ["view public.v", "16500", "view"]],
+                         "ddl": ["table public.task_t", "view public.v"], "sequences": ["public.users_id_seq"],
+                         "full": False, "pk": {users: pk(("id", "integer")), odd: pk()},
+                         "rows": {users: ["[1]", "[2]"], odd: ["null"]}}
 
 
-PG_GOLDEN_LITERAL = "\n".join([
-    "BEGIN;",
-    "SET LOCAL session_replication_role = replica;",
-    "LOCK TABLE public.nopk, public.post_tags, public.users IN EXCLUSIVE MODE;",
-    "DELETE FROM public.nopk; INSERT INTO public.nopk SELECT * FROM sitectl_s_golden.\"public__nopk\"; "
-    "DELETE FROM sitectl.changes WHERE tbl = E'public.nopk';",
-    "DELETE FROM public.post_tags x WHERE (x.post_id, x.tag) IN ((E'7'::integer, E'a\\'b'::text)); "
-    "INSERT INTO public.post_tags SELECT x.* FROM sitectl_s_golden.\"public__post_tags\" x "
-    "WHERE (x.post_id, x.tag) IN ((E'7'::integer, E'a\\'b'::text)); "
+@pytest.mark.parametrize("rows, why", [
+    ([["M", j("golden"), ""], ["F", "2", ""]], "a snapshot of another format"),
+    ([["M", j("other"), ""], ["F", "3", ""]], "another baseline"),
+    ([["F", "3", ""]], "no baseline"),
+])
+def test_pg_parse_changes_asks_for_a_full_restore_when_nothing_can_be_trusted(rows, why):
+    assert pg_store().parse_changes("golden", [SqlResult(rows)]).detail == {"full": True}, why
+
+
+def test_pg_parse_changes_changed_or_dropped_objects_take_the_full_path_and_missing_ddl_log_is_reinstalled():
+    base = [["M", j("golden"), ""], ["F", "3", ""]]
+    ch = pg_store().parse_changes("golden", [SqlResult(base + [["X", "0", "true"], ["D", j("trigger t on public.x"), "gone"]])])
+    assert ch.detail["full"] and ch.items == ["trigger t on public.x (dropped)"]
+    ch = pg_store().parse_changes("golden", [SqlResult(base + [["X", "0", "false"]])])
+    assert not ch.detail["full"] and ch.detail["retrack"]
+    assert ch.items == ["sitectl's DDL log (its event triggers were missing or off) (reinstalled)"]
+    assert pgmod.EVENT_TRIGGERS_SQL in pg_store()._delta_sql("golden", ch, {})
+
+
+SNAP = "sitectl_s_golden"
+PRELUDE = ["SET jit = off;", "BEGIN;", "SET LOCAL session_replication_role = replica;",
+           "SET LOCAL sitectl.restoring = 'on';"]
+PG_GOLDEN_LITERAL = "\n".join(PRELUDE + [
+    "LOCK TABLE ONLY public.nopk, ONLY public.post_tags, ONLY public.users IN EXCLUSIVE MODE;",
+    f"DELETE FROM ONLY public.nopk; INSERT INTO public.nopk OVERRIDING SYSTEM VALUE SELECT x.* FROM "
+    f"{SNAP}.{md5name('public.nopk')} x; DELETE FROM sitectl.changes WHERE tbl = E'public.nopk';",
+    "DELETE FROM ONLY public.post_tags x WHERE (x.\"post_id\", x.\"tag\") IN ((E'7'::integer, E'a\\'b'::text)); "
+    "INSERT INTO public.post_tags OVERRIDING SYSTEM VALUE SELECT x.* FROM "
+    f"{SNAP}.{md5name('public.post_tags')} x WHERE (x.\"post_id\", x.\"tag\") IN ((E'7'::integer, E'a\\'b'::text)); "
     "DELETE FROM sitectl.changes WHERE tbl = E'public.post_tags' AND pk IN (E'[7, \"a\\'b\"]'::jsonb);",
-    "DELETE FROM public.users x WHERE x.id IN (E'1'::integer, E'2'::integer); "
-    "INSERT INTO public.users SELECT x.* FROM sitectl_s_golden.\"public__users\" x WHERE x.id IN (E'1'::integer, E'2'::integer); "
+    "DELETE FROM ONLY public.users x WHERE x.\"id\" IN (E'1'::integer, E'2'::integer); "
+    "INSERT INTO public.users (\"id\", \"n\") OVERRIDING SYSTEM VALUE SELECT x.\"id\", x.\"n\" FROM "
+    f"{SNAP}.{md5name('public.users')} x WHERE x.\"id\" IN (E'1'::integer, E'2'::integer); "
     "DELETE FROM sitectl.changes WHERE tbl = E'public.users' AND pk IN (E'[1]'::jsonb,E'[2]'::jsonb);",
-    "SELECT setval(E'public.users_id_seq', g.last_value, g.is_called) FROM sitectl_s_golden.__sequences g "
-    "WHERE g.\"?column?\" = E'public.users_id_seq';",
+    f"SELECT setval(E'public.users_id_seq', g.l, g.c) FROM {SNAP}.__sequences g WHERE g.s = E'public.users_id_seq';",
     "COMMIT;",
 ])
 
 
 def pg_golden_changes() -> Changes:
     return pg_changes({"public.users": 2, "public.post_tags": 1, "public.nopk": 1},
-                      {"public.users": "id integer", "public.post_tags": "post_id integer,tag text", "public.nopk": ""},
+                      {"public.users": pk(("id", "integer"), insert=("id", "n")),
+                       "public.post_tags": pk(("post_id", "integer"), ("tag", "text")), "public.nopk": pk()},
                       {"public.users": ["[1]", "[2]"], "public.post_tags": ['[7, "a\'b"]'], "public.nopk": ["null"]},
-                      ["public.users_id_seq"])
+                      ["public.users_id_seq"], whole=["public.nopk"])
 
 
 def test_pg_delta_sql_golden_with_keys_as_literals():
@@ -504,63 +540,83 @@ def test_pg_delta_sql_golden_with_keys_as_literals():
     assert pg_store()._delta_sql("golden", ch, ch.detail["pk"]) == PG_GOLDEN_LITERAL
 
 
+PG_GOLDEN_SERVER_SIDE = "\n".join(PRELUDE + [
+    "LOCK TABLE ONLY public.logs, ONLY public.users IN EXCLUSIVE MODE;",
+    f"DELETE FROM ONLY public.logs; INSERT INTO public.logs OVERRIDING SYSTEM VALUE SELECT x.* FROM "
+    f"{SNAP}.{md5name('public.logs')} x; DELETE FROM sitectl.changes WHERE tbl = E'public.logs';",
+    "DELETE FROM ONLY public.users x USING (SELECT pk FROM sitectl.changes WHERE tbl = E'public.users' AND pk <> 'null') k "
+    "WHERE x.\"id\" = (k.pk ->> 0)::integer; INSERT INTO public.users OVERRIDING SYSTEM VALUE SELECT x.* FROM "
+    f"{SNAP}.{md5name('public.users')} x JOIN (SELECT pk FROM sitectl.changes WHERE tbl = E'public.users' AND "
+    "pk <> 'null') k ON x.\"id\" = (k.pk ->> 0)::integer; "
+    "DELETE FROM sitectl.changes WHERE tbl = E'public.users' AND pk <> 'null';",
+    "COMMIT;",
+])
+
+
 def test_pg_delta_sql_golden_server_side_when_the_keys_were_not_read():
+    """A TRUNCATE logged after the detection stays in the log (``pk <> 'null'``) for the closing
+    check, which then restores the whole table."""
     ch = pg_changes({"public.users": 3000, "public.logs": PG_MAX_KEYS + 1},
-                    {"public.users": "id integer", "public.logs": "id bigint"}, None)
-    keyset = "(SELECT pk FROM sitectl.changes WHERE tbl = E'public.users' AND pk <> 'null')"
-    snap = 'sitectl_s_golden."public__users"'
-    assert pg_store()._delta_sql("golden", ch, ch.detail["pk"]) == "\n".join([
-        "BEGIN;",
-        "SET LOCAL session_replication_role = replica;",
-        "LOCK TABLE public.logs, public.users IN EXCLUSIVE MODE;",
-        "DELETE FROM public.logs; INSERT INTO public.logs SELECT * FROM sitectl_s_golden.\"public__logs\"; "
-        "DELETE FROM sitectl.changes WHERE tbl = E'public.logs';",
-        "DO $r$ BEGIN IF EXISTS (SELECT 1 FROM sitectl.changes WHERE tbl = E'public.users' AND pk = 'null') THEN "
-        f"DELETE FROM public.users; INSERT INTO public.users SELECT * FROM {snap}; ELSE "
-        f"DELETE FROM public.users x USING {keyset} k WHERE x.id = (k.pk ->> 0)::integer; "
-        f"INSERT INTO public.users SELECT x.* FROM {snap} x JOIN {keyset} k ON x.id = (k.pk ->> 0)::integer; "
-        "END IF; END $r$; DELETE FROM sitectl.changes WHERE tbl = E'public.users';",
-        "COMMIT;",
-    ])
+                    {"public.users": pk(("id", "integer")), "public.logs": pk(("id", "bigint"))}, None)
+    assert pg_store()._delta_sql("golden", ch, ch.detail["pk"]) == PG_GOLDEN_SERVER_SIDE
 
 
-def test_pg_delta_sql_of_a_logged_truncate_takes_the_server_side_path_that_restores_the_whole_table():
-    ch = pg_changes({"public.users": 1}, {"public.users": "id integer"}, {"public.users": ["null"]})
-    sql = pg_store()._delta_sql("golden", ch, ch.detail["pk"])
-    assert "DO $r$ BEGIN IF EXISTS (SELECT 1 FROM sitectl.changes WHERE tbl = E'public.users' AND pk = 'null') THEN " \
-           "DELETE FROM public.users; INSERT INTO public.users SELECT * FROM sitectl_s_golden.\"public__users\"; ELSE" in sql
+def test_pg_delta_sql_of_a_logged_truncate_restores_the_whole_table():
+    ch = pg_changes({"public.users": 3000}, {"public.users": pk(("id", "integer"))}, None, whole=["public.users"])
+    assert (f"DELETE FROM ONLY public.users; INSERT INTO public.users OVERRIDING SYSTEM VALUE SELECT x.* FROM "
+            f"{SNAP}.{md5name('public.users')} x; DELETE FROM sitectl.changes WHERE tbl = E'public.users';"
+            in pg_store()._delta_sql("golden", ch, ch.detail["pk"]))
 
 
 def test_pg_delta_sql_of_only_sequences_locks_nothing():
     ch = pg_changes({}, {}, None, ["public.a_seq"])
-    assert pg_store()._delta_sql("golden", ch, {}) == (
-        "BEGIN;\nSET LOCAL session_replication_role = replica;\n"
-        "SELECT setval(E'public.a_seq', g.last_value, g.is_called) FROM sitectl_s_golden.__sequences g "
-        "WHERE g.\"?column?\" = E'public.a_seq';\nCOMMIT;")
+    assert pg_store()._delta_sql("golden", ch, {}) == "\n".join(PRELUDE + [
+        f"SELECT setval(E'public.a_seq', g.l, g.c) FROM {SNAP}.__sequences g WHERE g.s = E'public.a_seq';", "COMMIT;"])
+
+
+def test_pg_delta_sql_drops_what_was_created_by_oid_and_restores_nothing_of_it():
+    ch = pg_changes({"public.task_t": 1, "public.users": 1},
+                    {"public.users": pk(("id", "integer"))}, {"public.task_t": ["[1]"], "public.users": ["[4]"]},
+                    ["public.task_t_id_seq", "public.users_id_seq"], ddl_seen=12,
+                    added=[["table public.task_t", "16400", "table"], ["sequence public.task_t_id_seq", "16401", "sequence"],
+                           ["trigger t on public.users", "16402", "trigger"]])
+    sql = pg_store()._delta_sql("golden", ch, ch.detail["pk"])
+    assert sql.startswith("\n".join(PRELUDE + [
+        "SELECT sitectl.drop_object(E'table', 16400);", "SELECT sitectl.drop_object(E'sequence', 16401);",
+        "SELECT sitectl.drop_object(E'trigger', 16402);", "DELETE FROM sitectl.changes WHERE to_regclass(tbl) IS NULL;",
+        "LOCK TABLE ONLY public.users IN EXCLUSIVE MODE;"]))
+    assert "task_t" not in sql.split("to_regclass")[1]
+    assert sql.endswith("\nDELETE FROM sitectl.ddl WHERE n <= 12;\nCOMMIT;")
+    assert "setval(E'public.users_id_seq'" in sql
 
 
 def test_pg_delta_sql_moves_the_tables_with_most_literal_keys_server_side_to_stay_under_the_budget():
     long = "v" * 120
-    rows = {"public.wide": [json.dumps([f"{long}{i}"]) for i in range(900)],
-            "public.small": ["[1]"]}
-    ch = pg_changes({t: len(r) for t, r in rows.items()}, {"public.wide": "k text", "public.small": "id integer"}, rows)
+    rows = {"public.wide": [json.dumps([f"{long}{i}"]) for i in range(900)], "public.small": ["[1]"]}
+    ch = pg_changes({t: len(r) for t, r in rows.items()}, {"public.wide": pk(("k", "text")),
+                                                            "public.small": pk(("id", "integer"))}, rows)
     assert len(rows["public.wide"]) + 1 <= MAX_INLINE_KEYS
     sql = pg_store()._delta_sql("golden", ch, ch.detail["pk"])
     assert len(sql.encode()) <= SQL_BUDGET
-    assert "DELETE FROM public.wide x USING (SELECT pk FROM sitectl.changes WHERE tbl = E'public.wide'" in sql
-    assert "DELETE FROM public.small x WHERE x.id IN (E'1'::integer);" in sql
+    assert "DELETE FROM ONLY public.wide x USING (SELECT pk FROM sitectl.changes WHERE tbl = E'public.wide'" in sql
+    assert "DELETE FROM ONLY public.small x WHERE x.\"id\" IN (E'1'::integer);" in sql
+
+
+def test_pg_budget_loop_keeps_every_literal_table_when_the_text_fits():
+    rows = {f"public.t{i}": ["[1]", "[2]"] for i in range(5)}
+    ch = pg_changes({t: 2 for t in rows}, {t: pk(("id", "integer")) for t in rows}, rows)
+    assert " USING " not in pg_store()._delta_sql("golden", ch, ch.detail["pk"])
 
 
 def test_pg_golden_texts_are_valid_postgresql():
-    ch = pg_changes({"public.users": 3000, "public.logs": PG_MAX_KEYS + 1},
-                    {"public.users": "id integer", "public.logs": "id bigint"}, None, ["public.users_id_seq"])
-    server_side = pg_store()._delta_sql("golden", ch, ch.detail["pk"])
-    assert [type(s.stmt).__name__ for s in pglast.parse_sql(PG_GOLDEN_LITERAL)] == [
-        "TransactionStmt", "VariableSetStmt", "LockStmt", "DeleteStmt", "InsertStmt", "DeleteStmt", "DeleteStmt",
-        "InsertStmt", "DeleteStmt", "DeleteStmt", "InsertStmt", "DeleteStmt", "SelectStmt", "TransactionStmt"]
-    assert [type(s.stmt).__name__ for s in pglast.parse_sql(server_side)] == [
-        "TransactionStmt", "VariableSetStmt", "LockStmt", "DeleteStmt", "InsertStmt", "DeleteStmt", "DoStmt",
-        "DeleteStmt", "SelectStmt", "TransactionStmt"]
+    kinds = [type(s.stmt).__name__ for s in pglast.parse_sql(PG_GOLDEN_LITERAL)]
+    assert kinds == ["VariableSetStmt", "TransactionStmt", "VariableSetStmt", "VariableSetStmt", "LockStmt",
+                     "DeleteStmt", "InsertStmt", "DeleteStmt", "DeleteStmt", "InsertStmt", "DeleteStmt", "DeleteStmt",
+                     "InsertStmt", "DeleteStmt", "SelectStmt", "TransactionStmt"]
+    kinds = [type(s.stmt).__name__ for s in pglast.parse_sql(PG_GOLDEN_SERVER_SIDE)]
+    assert kinds == ["VariableSetStmt", "TransactionStmt", "VariableSetStmt", "VariableSetStmt", "LockStmt",
+                     "DeleteStmt", "InsertStmt", "DeleteStmt", "DeleteStmt", "InsertStmt", "DeleteStmt",
+                     "TransactionStmt"]
 
 
 def test_pg_restore_requests_decisions():
@@ -573,69 +629,59 @@ def test_pg_restore_requests_decisions():
     assert s.restore_requests("golden", Changes([], {})) == []
     assert s.restore_requests("golden", Changes(["x"], {**ch.detail, "full": True})) is None
     assert s.restore_requests("golden", Changes(["x"], {**ch.detail, "pk": None})) is None
-    assert s.restore_requests("golden", Changes(["x"], {**ch.detail, "pk": {"public.users": "id integer"}})) is None
+    assert s.restore_requests("golden", Changes(["x"], {**ch.detail, "pk": {"public.users": pk(("id", "integer"))}})) is None
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: PostgresStore splits the primary-key text (\"col type,col type\" from "
-                                       "format_type) on ',' and ' ': a key column of type numeric(10,2) makes "
-                                       "_delta_sql raise ValueError; a quoted column name with a space or comma "
-                                       "yields broken SQL")
-@pytest.mark.parametrize("pk, key", [("amount numeric(10,2)", "[1.50]"), ('"order id" integer', "[3]"),
-                                     ('"a,b" integer', "[3]")])
-def test_pg_delta_sql_handles_any_key_column_name_and_type(pk, key):
-    ch = pg_changes({"public.t": 1}, {"public.t": pk}, {"public.t": [key]})
+@pytest.mark.parametrize("col, typ, key", [("amount", "numeric(10,2)", "[1.50]"), ("order id", "integer", "[3]"),
+                                           ("a,b", "integer", "[3]"), ('say "hi"', "bigint", "[3]")])
+def test_pg_delta_sql_handles_any_key_column_name_and_type(col, typ, key):
+    ch = pg_changes({"public.t": 1}, {"public.t": pk((col, typ))}, {"public.t": [key]})
     sql = pg_store()._delta_sql("golden", ch, ch.detail["pk"])
-    col, typ = pk.rsplit(" ", 1)
-    assert f"DELETE FROM public.t x WHERE x.{col} IN (E'" in sql and f"'::{typ});" in sql
-    if pglast is not None:
-        pglast.parse_sql(sql)
+    ident = '"' + col.replace('"', '""') + '"'
+    assert f"DELETE FROM ONLY public.t x WHERE x.{ident} IN (E'" in sql and f"'::{typ});" in sql
+    pglast.parse_sql(sql)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the server-side restore is a DO $r$...$r$ block that pastes the table "
-                                       "name in: a table (or schema) named with '$r$' ends the block early and the "
-                                       "rest of the text runs as SQL")
-def test_pg_delta_sql_server_side_block_survives_a_table_name_holding_the_dollar_tag():
+def test_pg_delta_sql_survives_a_table_name_holding_a_dollar_tag():
     tbl = 'public."t$r$x"'
-    ch = pg_changes({tbl: 3000}, {tbl: "id integer"}, None)
+    ch = pg_changes({tbl: 3000}, {tbl: pk(("id", "integer"))}, None)
     stmts = split_statements(pg_tokens(pg_store()._delta_sql("golden", ch, ch.detail["pk"])))
-    assert [s[0].value for s in stmts] == ["BEGIN", "SET", "LOCK", "DO", "DELETE", "COMMIT"]
+    assert [s[0].value for s in stmts] == ["SET", "BEGIN", "SET", "SET", "LOCK", "DELETE", "INSERT", "DELETE", "COMMIT"]
 
 
 # -- PostgreSQL properties ---------------------------------------------------------------------
 PG_KEY_STR = KEY_STR.map(lambda s: s.replace("\0", ""))  # PostgreSQL text cannot hold NUL
 PG_TYPES = {"integer": st.integers(-2**31, 2**31 - 1), "bigint": st.integers(-2**63, 2**63 - 1),
             "text": PG_KEY_STR, "character varying(255)": PG_KEY_STR}
-PG_SAFE_NAME = PG_NAME.filter(lambda s: "$r$" not in s)  # see the xfail above
 
 
 @st.composite
 def pg_detail(draw):
     literal = draw(st.booleans())  # keys read by the detection (few logged) or not (many)
-    names = draw(st.lists(st.tuples(PG_SAFE_NAME, PG_SAFE_NAME), min_size=1, max_size=4, unique=True))
-    keys, pk, rows, cols_of = {}, {}, {}, {}
+    names = draw(st.lists(st.tuples(PG_NAME, PG_NAME), min_size=1, max_size=4, unique=True))
+    keys, pks, rows, cols_of = {}, {}, {}, {}
     for schema, table in names:
         tbl = f"{quote_ident(schema)}.{quote_ident(table)}"
         if tbl in keys:
             continue
-        # Column names without space or comma (see the xfail above).
-        colnames = draw(st.lists(st.text(alphabet="abcZ_\"é", min_size=1, max_size=6), min_size=1, max_size=3,
-                                 unique_by=quote_ident))
+        colnames = draw(st.lists(st.text(alphabet='abcZ_"é ,$', min_size=1, max_size=6), min_size=1, max_size=3,
+                                 unique=True))
         if draw(st.integers(0, 5)) == 0:
-            pk[tbl] = ""
+            pks[tbl] = pk()
             keys[tbl] = 1
             continue
         types = [draw(st.sampled_from(sorted(PG_TYPES))) for _ in colnames]
-        cols_of[tbl] = [(quote_ident(c), t) for c, t in zip(colnames, types)]
-        pk[tbl] = ",".join(f"{c} {t}" for c, t in cols_of[tbl])
+        cols_of[tbl] = list(zip(colnames, types))
+        pks[tbl] = pk(*cols_of[tbl])
         if literal:
             vals = draw(st.lists(st.tuples(*[PG_TYPES[t] for t in types]), min_size=1, max_size=4, unique=True))
             rows[tbl] = [json.dumps(list(v), ensure_ascii=False) for v in vals]
             keys[tbl] = len(vals)
         else:
             keys[tbl] = draw(st.integers(MAX_INLINE_KEYS + 1, PG_MAX_KEYS + 10))
-    seqs = [f"{quote_ident(s)}.{quote_ident(t + '_seq')}" for s, t in draw(st.lists(st.tuples(PG_SAFE_NAME, PG_SAFE_NAME),
+    seqs = [f"{quote_ident(s)}.{quote_ident(t + '_seq')}" for s, t in draw(st.lists(st.tuples(PG_NAME, PG_NAME),
                                                                                      max_size=2, unique=True))]
-    return pg_changes(keys, pk, rows if literal else None, seqs), cols_of
+    return pg_changes(keys, pks, rows if literal else None, seqs), cols_of
 
 
 def _strs(stmt: list[Tok]) -> list:
@@ -648,56 +694,36 @@ def test_pg_delta_sql_keys_appear_only_as_literals_in_protocol_order(case):
     ch, cols_of = case
     keys, rows = ch.detail["keys"], ch.detail["rows"]
     sql = pg_store()._delta_sql("golden", ch, ch.detail["pk"])
-    if pglast is not None:
-        pglast.parse_sql(sql)  # PostgreSQL's own grammar accepts the whole text
-    toks = pg_tokens(sql)
-    for t in toks:
-        if t.kind != "str":
-            assert "KV" not in t.raw, t
-    stmts = split_statements(toks)
-    assert [t.value for t in stmts[0]] == ["BEGIN"]
-    assert " ".join(t.raw for t in stmts[1]) == "SET LOCAL session_replication_role = replica"
-    assert [t.value for t in stmts[2][:2]] == ["LOCK", "TABLE"]
-    assert "".join(t.raw for t in stmts[2][2:-3]) == ",".join(sorted(keys))
-    i = 3
+    pglast.parse_sql(sql)  # PostgreSQL's own grammar accepts the whole text
+    stmts = split_statements(pg_tokens(sql))
+    assert [" ".join(t.raw for t in s) for s in stmts[:4]] == [
+        "SET jit = off", "BEGIN", "SET LOCAL session_replication_role = replica", "SET LOCAL sitectl . restoring = 'on'"]
+    assert [t.value for t in stmts[4][:2]] == ["LOCK", "TABLE"]
+    assert "".join(t.raw for t in stmts[4][2:-3]) == ",".join("ONLY" + t for t in sorted(keys))
+    i = 5
     for tbl in sorted(keys):
-        snap = "sitectl_s_golden." + _qname(tbl)
-        if tbl in rows:  # literal keys: DELETE, INSERT, clear those keys
-            dele, ins, clear = stmts[i:i + 3]
-            i += 3
+        snap = f"{SNAP}.{md5name(tbl)}"
+        dele, ins, clear = stmts[i:i + 3]
+        i += 3
+        n = len(pg_tokens(tbl))
+        assert "".join(t.raw for t in dele[:3 + n]) == "DELETEFROMONLY" + tbl
+        assert "".join(t.raw for t in ins[:2 + n]) == "INSERTINTO" + tbl
+        assert snap in "".join(t.raw for t in ins)
+        if tbl in rows:  # literal keys: each key value once in DELETE and INSERT, cast to its type
             flat = [v if isinstance(v, str) else str(v) for k in rows[tbl] for v in json.loads(k)]
             assert _strs(dele) == flat and _strs(ins) == flat
-            assert "".join(t.raw for t in ins[:5]) == "INSERTINTO" + tbl
-            assert snap in "".join(t.raw for t in ins)
             assert _strs(clear) == [tbl, *rows[tbl]]
-            # Each key value is cast to its column's type.
-            casts = [dele[j + 2:j + 3][0].raw for j, t in enumerate(dele) if t.kind == "str"]
+            casts = [dele[j + 2].raw for j, t in enumerate(dele) if t.kind == "str"]
             assert casts == [re.match(r"\w+", typ).group() for k in rows[tbl] for (_, typ) in cols_of[tbl]]
-        elif ch.detail["pk"][tbl] and keys[tbl] <= PG_MAX_KEYS:  # server side, over the log
-            do, clear = stmts[i:i + 2]
-            i += 2
-            assert do[0].value == "DO" and do[1].kind == "dollar" and len(do) == 2
-            body = split_statements(pg_tokens(do[1].value))
-            assert [s[0].value for s in body] == ["BEGIN", "INSERT", "ELSE", "INSERT", "END", "END"]
-            assert [v for b in body for v in _strs(b)] == [tbl, "null"] * 3
-            assert snap in do[1].value
-            assert _strs(clear) == [tbl]
+        elif ch.detail["pk"][tbl]["pk"] and keys[tbl] <= PG_MAX_KEYS:  # server side, over the log
+            assert _strs(dele) == [tbl, "null"] and _strs(ins) == [tbl, "null"] and _strs(clear) == [tbl, "null"]
         else:  # whole table
-            dele, ins, clear = stmts[i:i + 3]
-            i += 3
-            assert "".join(t.raw for t in dele) == "DELETEFROM" + tbl
-            assert snap in "".join(t.raw for t in ins)
+            assert len(dele) == 3 + n and _strs(ins) == []
             assert _strs(clear) == [tbl]
     for q in ch.detail["sequences"]:
         assert _strs(stmts[i]) == [q, q]
         i += 1
     assert [t.value for t in stmts[i]] == ["COMMIT"] and i == len(stmts) - 1
-
-
-def test_pg_budget_loop_keeps_every_literal_table_when_the_text_fits():
-    rows = {f"public.t{i}": ["[1]", "[2]"] for i in range(5)}
-    ch = pg_changes({t: 2 for t in rows}, {t: "id integer" for t in rows}, rows)
-    assert "DO $r$" not in pg_store()._delta_sql("golden", ch, ch.detail["pk"])
 
 
 def test_the_modules_limits_are_the_documented_ones():
