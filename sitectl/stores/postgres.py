@@ -123,15 +123,19 @@ BEGIN
     RETURN;
   END IF;
   IF TG_EVENT = 'sql_drop' THEN
+    -- (a dropped table's TOAST table is listed too, in pg_toast)
     IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d WHERE NOT d.is_temporary
-               AND COALESCE(d.schema_name, d.object_name, '') NOT LIKE 'sitectl%') THEN
+               AND COALESCE(d.schema_name, '') NOT LIKE 'pg\_%'
+               AND COALESCE(d.schema_name, d.object_name, '') <> 'sitectl'
+               AND COALESCE(d.schema_name, d.object_name, '') NOT LIKE 'sitectl\_%') THEN
       INSERT INTO sitectl.ddl (tag) VALUES (TG_TAG);
     END IF;
   ELSIF TG_TAG NOT LIKE 'DROP %' THEN
     IF NOT EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands())
        OR EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands() d
-                  WHERE COALESCE(d.schema_name, d.object_identity, '') NOT LIKE 'sitectl%'
-                    AND COALESCE(d.schema_name, '') NOT LIKE 'pg\_temp%') THEN
+                  WHERE COALESCE(d.schema_name, d.object_identity, '') <> 'sitectl'
+                    AND COALESCE(d.schema_name, d.object_identity, '') NOT LIKE 'sitectl\_%'
+                    AND COALESCE(d.schema_name, '') NOT LIKE 'pg\_%') THEN
       INSERT INTO sitectl.ddl (tag) VALUES (TG_TAG);
     END IF;
   END IF;
@@ -201,19 +205,25 @@ END $f$;
 -- statement stays small whatever the number of tables). One TRUNCATE of every root (it takes
 -- the partitions along; foreign keys between the tables allow no other order-free way).
 CREATE OR REPLACE FUNCTION sitectl.fill(snap text) RETURNS void LANGUAGE plpgsql AS $f$
-DECLARE r record; roots text; cols text;
+DECLARE r record; roots text; cols text; sel text;
 BEGIN
   EXECUTE format('SELECT string_agg(tbl, '', '') FROM %I.__tables WHERE root', snap) INTO roots;
   IF roots IS NOT NULL THEN
     EXECUTE 'TRUNCATE ' || roots;
   END IF;
   FOR r IN EXECUTE format('SELECT tbl, cols FROM %I.__tables WHERE leaf', snap) LOOP
-    IF r.cols = '[]' THEN
+    -- Column by column by name; a column the copy keeps as text is cast to the live column's
+    -- type (format_type here: after a replay the search path is empty, so names come qualified).
+    SELECT string_agg(quote_ident(e ->> 0), ', ' ORDER BY o),
+           string_agg(CASE WHEN e ->> 1 = '' THEN 'x.' || quote_ident(e ->> 0)
+             ELSE 'x.' || quote_ident(e ->> 0) || '::' || (SELECT format_type(a.atttypid, a.atttypmod)
+               FROM pg_attribute a WHERE a.attrelid = r.tbl::regclass AND a.attname = e ->> 0) END, ', ' ORDER BY o)
+      INTO cols, sel FROM json_array_elements(r.cols::json) WITH ORDINALITY AS j(e, o);
+    IF cols IS NULL THEN
       EXECUTE format('INSERT INTO %s OVERRIDING SYSTEM VALUE SELECT * FROM %I.%I', r.tbl, snap,
                      'c' || md5(convert_to(r.tbl, 'UTF8')));
     ELSE
-      SELECT string_agg(quote_ident(c), ', ') INTO cols FROM json_array_elements_text(r.cols::json) c;
-      EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I.%I', r.tbl, cols, cols, snap,
+      EXECUTE format('INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I.%I x', r.tbl, cols, sel, snap,
                      'c' || md5(convert_to(r.tbl, 'UTF8')));
     END IF;
   END LOOP;
@@ -251,7 +261,7 @@ BEGIN
     END LOOP;
     FOR r IN SELECT p.oid FROM pg_proc p WHERE p.pronamespace = s.oid
              AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid
-                             AND e.deptype = 'e') LOOP
+                             AND e.deptype IN ('e', 'i')) LOOP
       IF EXISTS (SELECT 1 FROM pg_proc WHERE oid = r.oid) THEN
         EXECUTE format('DROP ROUTINE %s CASCADE', r.oid::regprocedure);
       END IF;
@@ -295,21 +305,31 @@ BEGIN
 END $f$;
 """
 
+# A column whose type or collation the application (or an extension) defines: its copy keeps it
+# as text (``COLLATE "default"``), so dropping or re-creating the type in a full restore never
+# touches the snapshot, and the restore casts it back.
+_APP_TYPED = ("((SELECT ty.typnamespace <> 'pg_catalog'::regnamespace FROM pg_type ty WHERE ty.oid = a.atttypid) "
+              "OR (a.attcollation <> 0 AND (SELECT co.collnamespace <> 'pg_catalog'::regnamespace FROM pg_collation co "
+              "WHERE co.oid = a.attcollation)))")
+
 # Every table and partitioned parent of the application: qualified name, whether it holds rows
 # (a leaf), whether it is a root (not a partition), its root's primary key ([[column, type]]: the
-# columns its cloned row trigger logs), and the columns an INSERT may write when some are
-# generated ([] when all may be written).
+# columns its cloned row trigger logs), the columns an INSERT writes ([[column, cast]], generated
+# ones left out; cast is the column's type when its copy keeps it as text, else ""), and the
+# select list that makes its copy.
 RELS_SQL = f"""
 SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS tbl, c.relkind = 'r' AS leaf,
   NOT c.relispartition AS root,
   COALESCE((SELECT json_agg(json_build_array(a.attname, format_type(a.atttypid, a.atttypmod)) ORDER BY k.o)
             FROM pg_index i, unnest(i.indkey) WITH ORDINALITY k(attnum, o), pg_attribute a
-            WHERE i.indrelid = pg_partition_root(c.oid) AND i.indisprimary
+            WHERE i.indrelid = COALESCE(pg_partition_root(c.oid), c.oid) AND i.indisprimary
               AND a.attrelid = i.indrelid AND a.attnum = k.attnum), '[]')::text AS pk,
-  CASE WHEN EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-                    AND a.attgenerated <> '')
-       THEN (SELECT json_agg(a.attname ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = c.oid
-             AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '') ELSE '[]' END::text AS cols
+  COALESCE((SELECT json_agg(json_build_array(a.attname, CASE WHEN {_APP_TYPED} THEN format_type(a.atttypid, a.atttypmod)
+            ELSE '' END) ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
+            AND NOT a.attisdropped AND a.attgenerated = ''), '[]')::text AS cols,
+  COALESCE((SELECT string_agg(CASE WHEN {_APP_TYPED} THEN format('%I::text COLLATE "default" AS %I', a.attname, a.attname)
+            ELSE quote_ident(a.attname) END, ', ' ORDER BY a.attnum) FROM pg_attribute a WHERE a.attrelid = c.oid
+            AND a.attnum > 0 AND NOT a.attisdropped), '') AS sel
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'p') AND {_APP}"""
 
@@ -319,7 +339,8 @@ _REL_KIND = ("CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized vi
 
 # Every schema object of the application: (obj: kind and name, defn: digest of its definition,
 # id: its OID, kind). The baseline keeps defn and id; a fingerprint compares defn only (a full
-# restore re-creates objects with new OIDs).
+# restore re-creates objects with new OIDs). sitectl's own triggers are objects of the baseline
+# (one disabled or dropped is a change: the full path reinstalls them), not of fingerprints.
 OBJECTS_SQL = f"""
 SELECT {_REL_KIND} || ' ' || {_QUAL.format('c.relname')} AS obj, md5(format('%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s',
   c.relkind, c.relpersistence, c.relreplident, c.relrowsecurity, c.relforcerowsecurity, pg_get_userbyid(c.relowner),
@@ -361,11 +382,12 @@ SELECT 'routine ' || {_QUAL.format('p.proname')} || '(' || pg_get_function_ident
     ELSE pg_get_functiondef(p.oid) END, pg_get_userbyid(p.proowner), p.proacl)),
   p.oid::text, 'routine'
 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE {_APP} AND {_not_member('pg_proc', 'p.oid')}
+  AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'i')
 UNION ALL
 SELECT 'trigger ' || quote_ident(t.tgname) || ' on ' || {_QUAL.format('c.relname')},
   md5(pg_get_triggerdef(t.oid) || ':' || t.tgenabled::text), t.oid::text, 'trigger'
 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE NOT t.tgisinternal AND t.tgname NOT IN ('sitectl_row', 'sitectl_trunc') AND {_APP}
+WHERE NOT t.tgisinternal AND {_APP}
 UNION ALL
 SELECT CASE t.typtype WHEN 'd' THEN 'domain ' ELSE 'type ' END || {_QUAL.format('t.typname')},
   md5(format('%s|%s|%s|%s|%s|%s|%s', t.typtype, pg_get_userbyid(t.typowner), t.typacl,
@@ -408,6 +430,10 @@ _DDL_LOGGED = ("((SELECT count(*) FROM pg_event_trigger WHERE evtname IN ('sitec
 _DDL_SEEN = f"(EXISTS (SELECT 1 FROM sitectl.ddl) OR NOT {_DDL_LOGGED})"
 
 
+#: SQL: an object row that is not one of sitectl's own tracking triggers.
+_NOT_OURS = "obj !~ '^trigger sitectl_(row|trunc) on '"
+
+
 def _ident(name: str) -> str:
     """A PostgreSQL identifier, always double-quoted (legal for any name)."""
     return '"' + name.replace('"', '""') + '"'
@@ -437,14 +463,22 @@ def _literal_keys(keys: list[str] | None, cols: list[list[str]]) -> str | None:
     return ", ".join(out)
 
 
-def _insert(tbl: str, snap: str, cols: list[str], tail: str = "") -> str:
-    """``INSERT`` of rows of the copy ``snap`` (aliased ``x``) into ``tbl``: every column, or
-    only ``cols`` when the table has generated columns; identity columns take the copy's values."""
+def _copy_col(name: str, cols: list[list[str]]) -> str:
+    """Column ``name`` of a copy (aliased ``x``) as its table's type: cast back when the copy
+    keeps it as text."""
+    cast = next((c for n, c in cols if n == name), "")
+    return f"x.{_ident(name)}" + (f"::{cast}" if cast else "")
+
+
+def _insert(tbl: str, snap: str, cols: list[list[str]], tail: str = "") -> str:
+    """``INSERT`` of rows of the copy ``snap`` (aliased ``x``) into ``tbl``, column by column by
+    name (generated columns left to the server, identity columns take the copy's values, columns
+    the copy keeps as text cast back)."""
     if not cols:
         return f"INSERT INTO {tbl} OVERRIDING SYSTEM VALUE SELECT x.* FROM {snap} x{tail};"
-    names = ", ".join(_ident(c) for c in cols)
+    names = ", ".join(_ident(c) for c, _ in cols)
     return (f"INSERT INTO {tbl} ({names}) OVERRIDING SYSTEM VALUE "
-            f"SELECT {', '.join('x.' + _ident(c) for c in cols)} FROM {snap} x{tail};")
+            f"SELECT {', '.join(_copy_col(c, cols) for c, _ in cols)} FROM {snap} x{tail};")
 
 
 class PostgresStore(Store):
@@ -523,12 +557,14 @@ class PostgresStore(Store):
         rels = self._rels()
         leaves = [(t, pk) for t, leaf, _, pk, _ in rels if leaf]
         parts = [f"DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};"]
-        parts += [f"CREATE TABLE {s}.{_qname(t)} AS SELECT * FROM ONLY {t};" for t, _ in leaves]
+        sel = {json.loads(t): v for t, v in self.sql(f"SELECT to_json(r.tbl)::text, r.sel FROM ({RELS_SQL}) r WHERE r.leaf",
+                                                        "list columns")}
+        parts += [f"CREATE TABLE {s}.{_qname(t)} AS SELECT {sel[t] or '*'} FROM ONLY {t};" for t, _ in leaves]
         # Index each copy by its primary key: a delta restore reads only the changed rows.
         parts += [f"CREATE INDEX ON {s}.{_qname(t)} ({', '.join(_ident(c) for c, _ in pk)});" for t, pk in leaves if pk]
+        parts.append(f"CREATE TABLE {s}.__tables AS SELECT tbl, leaf, root, pk, cols FROM ({RELS_SQL}) t;")
         parts.append(f"CREATE TABLE {s}.__sequences AS SELECT s, l, c FROM sitectl.sequences();")
-        parts.append(f"CREATE TABLE {s}.__tables AS SELECT * FROM ({RELS_SQL}) t;")
-        parts.append(f"CREATE TABLE {s}.__objects AS SELECT obj, defn FROM ({OBJECTS_SQL}) o;")
+        parts.append(f"CREATE TABLE {s}.__objects AS SELECT obj, defn FROM ({OBJECTS_SQL}) o WHERE {_NOT_OURS};")
         parts.append(f"CREATE TABLE {s}.__matviews AS SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) "
                      f"AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                      f"WHERE c.relkind = 'm' AND c.relispopulated AND {_APP};")
@@ -563,7 +599,7 @@ class PostgresStore(Store):
                f"WITH o AS MATERIALIZED ({OBJECTS_SQL}) "
                "SELECT 'M', to_json(snapshot)::text, '' FROM sitectl.meta UNION ALL "
                f"SELECT 'F', version::text, '' FROM {s}.__format UNION ALL "
-               f"SELECT 'X', COALESCE(max(n), 0)::text, {_DDL_LOGGED}::text FROM sitectl.ddl UNION ALL "
+               f"SELECT 'X', COALESCE(string_agg(n::text, ','), ''), {_DDL_LOGGED}::text FROM sitectl.ddl UNION ALL "
                "SELECT 'K', to_json(tbl)::text, count(*)::text FROM sitectl.changes GROUP BY tbl UNION ALL "
                "SELECT 'T', to_json(tbl)::text, '' FROM sitectl.changes WHERE pk = 'null' UNION ALL "
                "SELECT 'R', to_json(tbl)::text, pk::text FROM sitectl.changes "
@@ -592,12 +628,18 @@ class PostgresStore(Store):
         # Objects that differ: created ("<oid> <kind>"), "gone" or "changed".
         objs = {json.loads(r[1]): r[2] for r in rows if r[0] == "D"}
         retrack = any(r[0] == "X" and r[2] != "true" for r in rows)
+        # The DDL log's entries the detection saw (it compared every object after them).
+        ddl_seen = sorted(int(n) for r in rows if r[0] == "X" and r[1] for n in r[1].split(","))
+        if ddl_seen and not objs and not retrack:
+            # DDL that left every tracked definition as it was (a COMMENT, a GRANT already
+            # held): the restore clears the entries, so later detections stop comparing.
+            objs["DDL with no tracked difference"] = "nothing"
         if retrack:  # the objects were compared in full all the same; the delta puts the triggers back
             objs["sitectl's DDL log (its event triggers were missing or off)"] = "sitectl"
-        added = {o: tuple(v.split(" ", 1)) for o, v in objs.items() if v not in ("gone", "changed", "sitectl")}
+        added = {o: tuple(v.split(" ", 1)) for o, v in objs.items() if v not in ("gone", "changed", "sitectl", "nothing")}
         full = any(v in ("gone", "changed") for v in objs.values())
         seq_changed = sorted(json.loads(r[1]) for r in rows if r[0] == "Q")
-        word = {"gone": "dropped", "changed": "changed", "sitectl": "reinstalled"}
+        word = {"gone": "dropped", "changed": "changed", "sitectl": "reinstalled", "nothing": "log cleared"}
         items = sorted({*(f"{o} ({word.get(v, 'created')})" for o, v in objs.items()),
                         *(f"table {t} ({n} rows)" for t, n in keys.items()),
                         *(f"sequence {q}" for q in seq_changed)})
@@ -607,7 +649,7 @@ class PostgresStore(Store):
                 p, cols = json.loads(r[2])
                 pk[json.loads(r[1])] = {"pk": p, "cols": cols}
         return Changes(items, {
-            "keys": keys, "ddl_seen": next((int(r[1]) for r in rows if r[0] == "X"), 0), "retrack": retrack,
+            "keys": keys, "ddl_seen": ddl_seen, "retrack": retrack,
             "whole": sorted({json.loads(r[1]) for r in rows if r[0] == "T"}),
             "added": [[o, *added[o]] for o in sorted(added)], "ddl": sorted(objs), "sequences": seq_changed,
             "full": full, "pk": pk, "rows": _group([(json.loads(r[1]), r[2]) for r in rows if r[0] == "R"])})
@@ -621,6 +663,8 @@ class PostgresStore(Store):
         if changes is None:
             changes = self.changes(name)
             if not changes.detail.get("full"):
+                if changes.detail.get("added"):  # objects created since: dropped first
+                    self.sql(self._delta_sql(name, changes, self._keys_of(name, changes)), f"restore from {name}")
                 return self._restore_all_rows(name)
         if changes.detail.get("full"):
             return self._restore_full(name)
@@ -691,18 +735,21 @@ class PostgresStore(Store):
                 stmts.append(f"DELETE FROM ONLY {tbl}; {_insert(tbl, snap, cols)} {clear}")
                 continue
             names = [_ident(c) for c, _ in pk]
+            copy = [_copy_col(c, cols) for c, _ in pk]
             lits = _literal_keys(changes.detail["rows"][tbl], pk) if tbl in literal else None
             if lits is not None:
                 where = (f"({', '.join('x.' + c for c in names)}) IN ({lits})" if len(names) > 1
                          else f"x.{names[0]} IN ({lits})")
+                cwhere = f"({', '.join(copy)}) IN ({lits})" if len(names) > 1 else f"{copy[0]} IN ({lits})"
                 keys = ",".join(f"{pg_value(k)}::jsonb" for k in changes.detail["rows"][tbl])
-                stmts.append(f"DELETE FROM ONLY {tbl} x WHERE {where}; {_insert(tbl, snap, cols, ' WHERE ' + where)}"
+                stmts.append(f"DELETE FROM ONLY {tbl} x WHERE {where}; {_insert(tbl, snap, cols, ' WHERE ' + cwhere)}"
                              f" DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk IN ({keys});")
                 continue
             keyset = f"(SELECT pk FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null')"
             match = " AND ".join(f"x.{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(names, pk)))
+            cmatch = " AND ".join(f"{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(copy, pk)))
             stmts.append(f"DELETE FROM ONLY {tbl} x USING {keyset} k WHERE {match}; "
-                         f"{_insert(tbl, snap, cols, f' JOIN {keyset} k ON {match}')} "
+                         f"{_insert(tbl, snap, cols, f' JOIN {keyset} k ON {cmatch}')} "
                          f"DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null';")
         new = {o[len("sequence "):] for o, _, kind in added if kind == "sequence"}
         for q in changes.detail["sequences"]:
@@ -712,8 +759,9 @@ class PostgresStore(Store):
             stmts.append(EVENT_TRIGGERS_SQL)
         if changes.detail.get("ddl_seen"):
             # The detection compared every object after these entries: the restore undoes
-            # what they did (later ones stay for the closing check).
-            stmts.append(f"DELETE FROM sitectl.ddl WHERE n <= {int(changes.detail['ddl_seen'])};")
+            # what they did (entries it did not see stay for the closing check).
+            seen = ", ".join(str(int(n)) for n in changes.detail["ddl_seen"])
+            stmts.append(f"DELETE FROM sitectl.ddl WHERE n IN ({seen});")
         return f"{_NO_JIT}\nBEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;"
 
     def _fill_sql(self, name: str) -> str:
@@ -757,6 +805,14 @@ class PostgresStore(Store):
                 f"{limits[0][1]}); nothing was changed. Raise max_locks_per_transaction (GitLab omnibus: 128 with 400 "
                 "connections) and restart the server, then reset again") from None
         self._install_tracking(name, rels)
+        differ = [json.loads(r[0]) for r in self.sql(
+            f"SELECT to_json(COALESCE(g.obj, o.obj))::text FROM {s}.__objects g FULL JOIN (SELECT obj, defn FROM "
+            f"({OBJECTS_SQL}) o WHERE {_NOT_OURS}) o ON o.obj = g.obj WHERE g.defn IS DISTINCT FROM o.defn ORDER BY 1",
+            "check the restored schema")]
+        if differ:
+            raise StoreError(f"{self.site}: the full restore of {self.label} left schema objects unlike snapshot "
+                             f"{name!r}: {', '.join(differ[:10])}{' ...' if len(differ) > 10 else ''}; take the snapshot "
+                             "again, or re-create the site (`sitectl reset --recreate`)")
         return [f"{self.label}: all {sum(1 for r in rels if r[1])} tables (schema and rows)"]
 
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
@@ -765,7 +821,7 @@ class PostgresStore(Store):
             tables = [t for t, leaf, *_ in self._rels(s) if leaf]
             src = {t: f"{s}.{_qname(t)}" for t in tables}
             seq = f"SELECT to_json(g.s)::text, g.l || ':' || g.c FROM {s}.__sequences g"
-            objs = f"SELECT to_json(obj)::text, defn FROM {s}.__objects"
+            objs = f"SELECT to_json(obj)::text, defn FROM {s}.__objects WHERE {_NOT_OURS}"
         else:
             tables = [t for t, leaf, *_ in self._rels() if leaf]
             src = {t: f"ONLY {t}" for t in tables}
@@ -774,7 +830,7 @@ class PostgresStore(Store):
                 f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND {_APP} ORDER BY 1",
                 "list sequences")]
             seq = f"SELECT to_json(v.s)::text, v.l || ':' || v.c FROM ({self._sequence_values_sql(seqs)}) v(s, l, c)"
-            objs = f"SELECT to_json(obj)::text, defn FROM ({OBJECTS_SQL}) o"
+            objs = f"SELECT to_json(obj)::text, defn FROM ({OBJECTS_SQL}) o WHERE {_NOT_OURS}"
         out: dict[str, str] = {}
         sel = [f"SELECT {pg_value(t)}, count(*) || ':' || COALESCE(md5(string_agg(h, '' ORDER BY h)), '') "
                f"FROM (SELECT md5(x::text) h FROM {src[t]} x) y" for t in tables]

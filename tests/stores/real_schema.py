@@ -148,10 +148,12 @@ def pg_state(engine: Engine, container: str, db: str) -> str:
     left out), then every table's rows (``COPY`` text, sorted by the row's text; tables and
     partitions from ``pg_tables``, not sitectl's queries), then every sequence's
     ``last_value``/``is_called`` read by its own query."""
-    rc, schema = engine.exec(container, ["pg_dump", "-U", "postgres", "--schema-only", "-N", "sitectl",
-                                         "-N", "sitectl_*", db])
-    assert rc == 0, schema[-2000:]
-    schema = "\n".join(line for line in schema.splitlines() if not line.startswith(("\\restrict", "\\unrestrict")))
+    import threading  # noqa: PLC0415
+
+    dumped: list = []  # the schema dump runs while the rows are read (two sessions, same state)
+    dumper = threading.Thread(target=lambda: dumped.append(engine.exec(
+        container, ["pg_dump", "-U", "postgres", "--schema-only", "-N", "sitectl", "-N", "sitectl_*", db])))
+    dumper.start()
     tables = psql(engine, container, "SELECT format('%I.%I', schemaname, tablename) FROM pg_tables "
                                      "WHERE schemaname NOT IN ('pg_catalog', 'information_schema') "
                                      "AND schemaname NOT LIKE 'sitectl%' ORDER BY 1", db).splitlines()
@@ -164,7 +166,11 @@ def pg_state(engine: Engine, container: str, db: str) -> str:
                      for t in tables)
     script += "".join(f"SELECT {lit(q)}, last_value, is_called FROM {q};\n" for q in seqs)
     rc, out = _run_script(engine, container, db, script)
+    dumper.join()
     assert rc == 0, out[-2000:]
+    rc, schema = dumped[0]
+    assert rc == 0, schema[-2000:]
+    schema = "\n".join(line for line in schema.splitlines() if not line.startswith(("\\restrict", "\\unrestrict")))
     return schema + "\n-- rows and sequences\n" + out
 
 

@@ -454,14 +454,14 @@ def test_literal_keys_keep_every_digit_of_a_numeric_key():
 
 def pk(*cols: tuple[str, str], insert: tuple[str, ...] = ()) -> dict:
     """A table's entry in the detail's ``pk``: key columns (raw names, types) and the columns an
-    INSERT writes when some are generated."""
-    return {"pk": [list(c) for c in cols], "cols": list(insert)}
+    INSERT writes ([name, cast]: the cast when the copy keeps the column as text)."""
+    return {"pk": [list(c) for c in cols], "cols": [list(c) if isinstance(c, tuple) else [c, ""] for c in insert]}
 
 
 def pg_changes(keys: dict, pks: dict, rows: dict | None, sequences=(), **extra) -> Changes:
     """A detail as PostgresStore.parse_changes builds it (``rows`` empty when more than
     MAX_INLINE_KEYS keys were logged in all)."""
-    detail = {"keys": keys, "ddl_seen": 0, "retrack": False, "whole": [], "added": [], "ddl": [],
+    detail = {"keys": keys, "ddl_seen": [], "retrack": False, "whole": [], "added": [], "ddl": [],
               "sequences": list(sequences), "full": False, "pk": pks, "rows": rows or {}}
     detail.update(extra)
     return Changes([f"table {t} ({n} rows)" for t, n in keys.items()], detail)
@@ -473,7 +473,7 @@ def j(text: str) -> str:
 
 def test_pg_parse_changes_builds_the_detail_the_restore_reads():
     users, odd = "public.users", 'public."a\tb"'
-    rows = [["M", j("golden"), ""], ["F", "3", ""], ["X", "7", "true"], ["K", j(users), "2"], ["K", j(odd), "1"],
+    rows = [["M", j("golden"), ""], ["F", "3", ""], ["X", "7,9", "true"], ["K", j(users), "2"], ["K", j(odd), "1"],
             ["T", j(odd), ""], ["R", j(users), "[1]"], ["R", j(users), "[2]"], ["R", j(odd), "null"],
             ["D", j("table public.task_t"), "16400 table"], ["D", j("view public.v"), "16500 view"],
             ["Q", j("public.users_id_seq"), ""], ["P", j(users), '[[["id", "integer"]], []]'],
@@ -481,7 +481,7 @@ def test_pg_parse_changes_builds_the_detail_the_restore_reads():
     ch = pg_store().parse_changes("golden", [SqlResult(rows)])
     assert ch.items == ['sequence public.users_id_seq', 'table public."a\tb" (1 rows)', "table public.task_t (created)",
                         "table public.users (2 rows)", "view public.v (created)"]
-    assert ch.detail == {"keys": {users: 2, odd: 1}, "ddl_seen": 7, "retrack": False, "whole": [odd],
+    assert ch.detail == {"keys": {users: 2, odd: 1}, "ddl_seen": [7, 9], "retrack": False, "whole": [odd],
                          "added": [["table public.task_t", "16400", "table"], ["view public.v", "16500", "view"]],
                          "ddl": ["table public.task_t", "view public.v"], "sequences": ["public.users_id_seq"],
                          "full": False, "pk": {users: pk(("id", "integer")), odd: pk()},
@@ -499,9 +499,9 @@ def test_pg_parse_changes_asks_for_a_full_restore_when_nothing_can_be_trusted(ro
 
 def test_pg_parse_changes_changed_or_dropped_objects_take_the_full_path_and_missing_ddl_log_is_reinstalled():
     base = [["M", j("golden"), ""], ["F", "3", ""]]
-    ch = pg_store().parse_changes("golden", [SqlResult(base + [["X", "0", "true"], ["D", j("trigger t on public.x"), "gone"]])])
+    ch = pg_store().parse_changes("golden", [SqlResult(base + [["X", "", "true"], ["D", j("trigger t on public.x"), "gone"]])])
     assert ch.detail["full"] and ch.items == ["trigger t on public.x (dropped)"]
-    ch = pg_store().parse_changes("golden", [SqlResult(base + [["X", "0", "false"]])])
+    ch = pg_store().parse_changes("golden", [SqlResult(base + [["X", "", "false"]])])
     assert not ch.detail["full"] and ch.detail["retrack"]
     assert ch.items == ["sitectl's DDL log (its event triggers were missing or off) (reinstalled)"]
     assert pgmod.EVENT_TRIGGERS_SQL in pg_store()._delta_sql("golden", ch, {})
@@ -577,7 +577,7 @@ def test_pg_delta_sql_of_only_sequences_locks_nothing():
 def test_pg_delta_sql_drops_what_was_created_by_oid_and_restores_nothing_of_it():
     ch = pg_changes({"public.task_t": 1, "public.users": 1},
                     {"public.users": pk(("id", "integer"))}, {"public.task_t": ["[1]"], "public.users": ["[4]"]},
-                    ["public.task_t_id_seq", "public.users_id_seq"], ddl_seen=12,
+                    ["public.task_t_id_seq", "public.users_id_seq"], ddl_seen=[12, 14],
                     added=[["table public.task_t", "16400", "table"], ["sequence public.task_t_id_seq", "16401", "sequence"],
                            ["trigger t on public.users", "16402", "trigger"]])
     sql = pg_store()._delta_sql("golden", ch, ch.detail["pk"])
@@ -586,8 +586,30 @@ def test_pg_delta_sql_drops_what_was_created_by_oid_and_restores_nothing_of_it()
         "SELECT sitectl.drop_object(E'trigger', 16402);", "DELETE FROM sitectl.changes WHERE to_regclass(tbl) IS NULL;",
         "LOCK TABLE ONLY public.users IN EXCLUSIVE MODE;"]))
     assert "task_t" not in sql.split("to_regclass")[1]
-    assert sql.endswith("\nDELETE FROM sitectl.ddl WHERE n <= 12;\nCOMMIT;")
+    assert sql.endswith("\nDELETE FROM sitectl.ddl WHERE n IN (12, 14);\nCOMMIT;")
     assert "setval(E'public.users_id_seq'" in sql
+
+
+def test_pg_parse_changes_ddl_with_no_tracked_difference_is_an_item_so_a_restore_clears_the_log():
+    rows = [["M", j("golden"), ""], ["F", "3", ""], ["X", "4", "true"]]
+    ch = pg_store().parse_changes("golden", [SqlResult(rows)])
+    assert ch.items == ["DDL with no tracked difference (log cleared)"] and not ch.detail["full"]
+    assert pg_store()._delta_sql("golden", ch, {}).endswith("\nDELETE FROM sitectl.ddl WHERE n IN (4);\nCOMMIT;")
+
+
+def test_pg_delta_sql_casts_back_the_columns_a_copy_keeps_as_text():
+    """A column of an application-defined type (an enum, a domain, an extension's type) is text in
+    the copy, so a full restore that drops and re-creates the type never touches the snapshot."""
+    cols = (("id", ""), ("mood", "mood"), ("tags", "public.tag[]"))
+    ch = pg_changes({"public.t": 1, "public.k": 1000 + MAX_INLINE_KEYS},
+                    {"public.t": pk(("id", "integer"), insert=cols), "public.k": pk(("mood", "mood"), insert=cols)},
+                    {"public.t": ["[1]"]})
+    sql = pg_store()._delta_sql("golden", ch, ch.detail["pk"])
+    assert (f'INSERT INTO public.t ("id", "mood", "tags") OVERRIDING SYSTEM VALUE SELECT x."id", x."mood"::mood, '
+            f'x."tags"::public.tag[] FROM {SNAP}.{md5name("public.t")} x WHERE x."id" IN (E\'1\'::integer);') in sql
+    assert 'ON x."mood"::mood = (k.pk ->> 0)::mood;' in sql
+    assert 'DELETE FROM ONLY public.k x USING' in sql and 'WHERE x."mood" = (k.pk ->> 0)::mood;' in sql
+    pglast.parse_sql(sql)
 
 
 def test_pg_delta_sql_moves_the_tables_with_most_literal_keys_server_side_to_stay_under_the_budget():
