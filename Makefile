@@ -65,10 +65,8 @@ lint: install
 
 # The test command (CI runs exactly this): the lint, then real Docker, real databases, real HTTP,
 # a real browser, and WebArena's own login client.
-# Two workers: the mini stack's tests in one (in file order), the modules with database servers
-# of their own (tests/conftest.py OWN_SERVERS) in the other.
 test: install lint engine browser busybox webarena-client
-	$(BIN)/pytest -q -ra -n 2 --dist loadgroup
+	$(BIN)/pytest -q -ra
 
 down: install
 	$(BIN)/sitectl down --stack $(STACK)

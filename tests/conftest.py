@@ -20,19 +20,6 @@ settings.load_profile("sitectl")
 
 MINI_HOST = "127.0.0.1"
 
-#: Modules that run against scratch database servers of their own (tests/stores/real_schema.py),
-#: never the mini stack's instance 0: `make test` runs each beside the rest (pytest-xdist,
-#: ``--dist loadgroup``); everything else stays in one group, in one worker, in file order.
-OWN_SERVERS = {"test_magento_real_schema", "test_gitlab_real_schema", "test_postmill_real_schema",
-               "test_mysql_fk_actions"}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
-        item.add_marker(pytest.mark.xdist_group(module if module in OWN_SERVERS else "instance0"))
-
-
 def invoke(args):
     """The one CLI runner of the suite: the real ``sitectl`` command run in-process by click's
     test runner, ``args`` as the command line; returns click's ``Result`` (``exit_code``,

@@ -511,14 +511,20 @@ class PostgresStore(Store):
         return f"sitectl_s_{name}"
 
     # -- facts ----------------------------------------------------------------------------
-    def _rels(self, source: str | None = None) -> list[tuple[str, bool, bool, list, list]]:
+    def _rels(self, source: str | None = None, copy_lists: dict | None = None) -> list[tuple[str, bool, bool, list, list]]:
         """(table, leaf, root, primary key [[column, type]], insert columns) of every table and
-        partitioned parent: live (``source`` None) or as snapshot schema ``source`` saved them."""
+        partitioned parent: live (``source`` None) or as snapshot schema ``source`` saved them.
+        ``copy_lists`` (live only) receives each leaf's select list for its copy."""
         src = f"({RELS_SQL})" if source is None else f"{source}.__tables"
-        rows = self.sql(f"SELECT to_json(r.tbl)::text, r.leaf, r.root, r.pk, r.cols FROM {src} r ORDER BY r.tbl",
+        sel = "r.sel" if source is None else "''"
+        rows = self.sql(f"SELECT to_json(r.tbl)::text, r.leaf, r.root, r.pk, r.cols, {sel} FROM {src} r ORDER BY r.tbl",
                         "list tables")
-        return [(json.loads(t), leaf == "t", root == "t", json.loads(pk), json.loads(cols))
-                for t, leaf, root, pk, cols in rows]
+        out = []
+        for t, leaf, root, pk, cols, lst in rows:
+            out.append((json.loads(t), leaf == "t", root == "t", json.loads(pk), json.loads(cols)))
+            if copy_lists is not None and leaf == "t":
+                copy_lists[out[-1][0]] = lst
+        return out
 
     def _sequence_values_sql(self, seqs: list[str]) -> str:
         if not seqs:
@@ -554,11 +560,10 @@ class PostgresStore(Store):
     def snapshot(self, name: str) -> dict:
         s = self.snap_schema(name)
         self.sql(_QUIET + TRACKING_SQL, "install change tracking")
-        rels = self._rels()
+        sel: dict[str, str] = {}
+        rels = self._rels(copy_lists=sel)
         leaves = [(t, pk) for t, leaf, _, pk, _ in rels if leaf]
         parts = [f"DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};"]
-        sel = {json.loads(t): v for t, v in self.sql(f"SELECT to_json(r.tbl)::text, r.sel FROM ({RELS_SQL}) r WHERE r.leaf",
-                                                        "list columns")}
         parts += [f"CREATE TABLE {s}.{_qname(t)} AS SELECT {sel[t] or '*'} FROM ONLY {t};" for t, _ in leaves]
         # Index each copy by its primary key: a delta restore reads only the changed rows.
         parts += [f"CREATE INDEX ON {s}.{_qname(t)} ({', '.join(_ident(c) for c, _ in pk)});" for t, pk in leaves if pk]
