@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STACK  ?= mini
 
-.PHONY: up test lint install engine browser busybox webarena-client down clean-images
+.PHONY: up test lint install engine bullseye browser busybox webarena-client down clean-images
 
 $(BIN)/sitectl: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { apt-get update -q && apt-get install -y -q python3; }
@@ -21,6 +21,11 @@ engine:
 # Installs what is missing, builds the mini replicas, brings the default stack up and prints the URLs.
 up: install engine
 	$(BIN)/sitectl up --stack $(STACK)
+
+# Debian bullseye's base image (debootstrap, once): tests/stores/real_schema.py builds on it the
+# older database servers the real images run (PostgreSQL 13, as GitLab 15.7's omnibus bundles).
+bullseye: engine
+	SITECTL_BASE_SUITE=bullseye SITECTL_BASE_IMAGE=sitectl/base:bullseye bash scripts/bootstrap-engine.sh
 
 # Debian's Chromium: the browser the storage-state test drives through Playwright (no
 # Playwright browser download works here; the test points executable_path at it).
@@ -65,7 +70,7 @@ lint: install
 
 # The test command (CI runs exactly this): the lint, then real Docker, real databases, real HTTP,
 # a real browser, and WebArena's own login client.
-test: install lint engine browser busybox webarena-client
+test: install lint engine bullseye browser busybox webarena-client
 	$(BIN)/pytest -q -ra
 
 down: install

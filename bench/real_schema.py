@@ -1,7 +1,7 @@
 """Benchmark of the SQL stores on the real applications' own schemas (issue 15's targets).
 
-``--app magento``: a scratch MariaDB server (the replica runtime image: Debian's MariaDB
-10.11) gets ``../shared/data/schemas/magento-2.4.8-install.sql`` (361 tables, 380 foreign
+``--app magento``: a scratch MariaDB server (``--servers bookworm``, the default: the replica
+runtime image, Debian's MariaDB 10.11; ``--servers bullseye``: 10.5, PostgreSQL 13) gets ``../shared/data/schemas/magento-2.4.8-install.sql`` (361 tables, 380 foreign
 keys, 66 indexer triggers) and the tests' seed (``tests/stores/data/magento-seed.sql``).
 ``--app gitlab``: a scratch PostgreSQL 15 server (GitLab omnibus' lock settings) gets GitLab's
 ``db/structure.sql`` (815 tables, 193 partitions) and ``tests/stores/data/gitlab-seed.sql``.
@@ -26,6 +26,7 @@ Output: JSON with the median and max per measurement, the path taken and the mis
     python bench/real_schema.py --app magento --reps 5
     python bench/real_schema.py --app gitlab --reps 5
     python bench/real_schema.py --app postmill --reps 5
+    python bench/real_schema.py --app gitlab --servers bullseye --out bench/results/real-schema-gitlab-pg13.json
 """
 from __future__ import annotations
 
@@ -80,24 +81,27 @@ POSTMILL = {
 OMNIBUS = {"max_connections": "400", "max_locks_per_transaction": "128"}
 
 
-def setup(app: str, engine):
-    """(container, stores, independent state of the database, mutations, server, schema, exec floor argv)."""
+def setup(app: str, engine, servers: str = "bookworm"):
+    """(container, stores, independent state of the database, mutations, server, schema, exec floor argv).
+    ``servers``: Debian's ``bookworm`` (MariaDB 10.11, PostgreSQL 15; the replica runtime image) or
+    ``bullseye`` (MariaDB 10.5, PostgreSQL 13; stacks/replicas/servers-bullseye, after `make bullseye`)."""
     container = f"sitectl-bench-{app}-schema"
+    image = rs.bullseye_servers() if servers == "bullseye" else rs.RUNTIME
     if app == "magento":
-        c = rs.start_mariadb(engine, container)
+        c = rs.start_mariadb(engine, container, image=image)
         rs.load_magento(engine, c)
         return (c, rs.site_stores(engine, c, rs.magento_site()), lambda: rs.mysql_state(engine, c), MAGENTO,
-                "MariaDB 10.11 (Debian bookworm, sitectl/replica-runtime:0.1)",
+                rs.mysql(engine, c, "SELECT version()").strip() + f" (Debian {servers}, {image})",
                 "Magento 2.4.8 install dump + tests/stores/data/magento-seed.sql",
                 ["mysql", "-u", "root", "-N", "-e", "SELECT 1"], lambda sql: rs.mysql(engine, c, sql))
     db = "gitlabhq_production" if app == "gitlab" else "postmill"
-    c = rs.start_postgres(engine, container, OMNIBUS if app == "gitlab" else None)
+    c = rs.start_postgres(engine, container, OMNIBUS if app == "gitlab" else None, image=image)
     (rs.load_gitlab if app == "gitlab" else rs.load_postmill)(engine, c, db)
     schema = ("GitLab db/structure.sql (about 15.10) + tests/stores/data/gitlab-seed.sql" if app == "gitlab"
               else "Postmill's 112 migrations + tests/stores/data/postmill-seed.sql")
     return (c, rs.site_stores(engine, c, rs.pg_site("gitlab" if app == "gitlab" else "reddit", db)),
             lambda: rs.pg_state(engine, c, db), GITLAB if app == "gitlab" else POSTMILL,
-            "PostgreSQL 15 (Debian bookworm, sitectl/replica-runtime:0.1)", schema,
+            rs.psql(engine, c, "SHOW server_version", db).strip() + f" (Debian {servers}, {image})", schema,
             ["psql", "-U", "postgres", "-d", db, "-Atc", "SELECT 1"], lambda sql: rs.psql(engine, c, sql, db))
 
 
@@ -105,13 +109,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--app", choices=["magento", "gitlab", "postmill"], default="magento")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--servers", choices=["bookworm", "bullseye"], default="bookworm",
+                    help="Debian's database servers: bookworm (MariaDB 10.11, PostgreSQL 15) or bullseye (10.5, 13)")
     ap.add_argument("--out", type=Path, help="default: bench/results/real-schema-APP.json")
     a = ap.parse_args()
     a.out = a.out or ROOT / f"bench/results/real-schema-{a.app}.json"
     if a.reps < 1:
         ap.error("--reps: give 1 or more")
     engine = DockerEngine()
-    c, stores, state, mutations, server, schema, floor_argv, run_sql = setup(a.app, engine)
+    c, stores, state, mutations, server, schema, floor_argv, run_sql = setup(a.app, engine, a.servers)
     try:
         t0 = time.perf_counter()
         stores.snapshot("golden")

@@ -29,14 +29,32 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT.parent / "shared" / "data" / "schemas"
 DATA = Path(__file__).resolve().parent / "data"
 RUNTIME = "sitectl/replica-runtime:0.1"  # Debian bookworm: MariaDB 10.11, PostgreSQL 15
+#: Debian bullseye's servers (PostgreSQL 13 as GitLab 15.7's omnibus bundles, MariaDB 10.5), built
+#: by :func:`bullseye_servers` from stacks/replicas/servers-bullseye on `make bullseye`'s base image.
+BULLSEYE = "sitectl/servers-bullseye:0.1"
+BULLSEYE_DIR = ROOT / "stacks" / "replicas" / "servers-bullseye"
 
 
-def start_mariadb(engine: Engine, name: str) -> str:
-    """A fresh MariaDB server in container ``name`` (an older one of that name is removed);
-    returns the name once the server answers."""
+def bullseye_servers() -> str:
+    """The bullseye servers' image tag, built first when absent or when its Dockerfile changed
+    (label ``sitectl.source``: the file's SHA-256). Fails naming ``make bullseye`` when the
+    Debian bullseye base image is missing."""
+    import hashlib
+
+    digest = hashlib.sha256((BULLSEYE_DIR / "Dockerfile").read_bytes()).hexdigest()
+    if docker.image.exists(BULLSEYE) and docker.image.inspect(BULLSEYE).config.labels.get("sitectl.source") == digest:
+        return BULLSEYE
+    assert docker.image.exists("sitectl/base:bullseye"), "no Debian bullseye base image: run `make bullseye`"
+    docker.legacy_build(str(BULLSEYE_DIR), tags=[BULLSEYE], labels={"sitectl.source": digest})
+    return BULLSEYE
+
+
+def start_mariadb(engine: Engine, name: str, image: str = RUNTIME) -> str:
+    """A fresh MariaDB server of ``image`` in container ``name`` (an older one of that name is
+    removed); returns the name once the server answers."""
     if docker.container.exists(name):
         docker.container.remove(name, force=True)
-    docker.run(RUNTIME, ["sh", "-c", "mkdir -p /run/mysqld && chown mysql /run/mysqld && exec mariadbd --user=mysql"],
+    docker.run(image, ["sh", "-c", "mkdir -p /run/mysqld && chown mysql /run/mysqld && exec mariadbd --user=mysql"],
                name=name, detach=True, labels={"sitectl.test": "real-schema"})
     deadline = time.monotonic() + 60
     while True:
@@ -82,17 +100,17 @@ def site_stores(engine: Engine, container: str, site: Site) -> SiteStores:
     return SiteStores(site, container, engine)
 
 
-def start_postgres(engine: Engine, name: str, settings: dict[str, str] | None = None) -> str:
-    """A fresh PostgreSQL server (Debian's, socket trust for ``postgres``) in container
-    ``name`` (an older one of that name is removed), with server ``settings`` (``-c`` flags);
-    returns the name once it answers."""
+def start_postgres(engine: Engine, name: str, settings: dict[str, str] | None = None, image: str = RUNTIME) -> str:
+    """A fresh PostgreSQL server (Debian's, of ``image``; socket trust for ``postgres``) in
+    container ``name`` (an older one of that name is removed), with server ``settings`` (``-c``
+    flags); returns the name once it answers."""
     if docker.container.exists(name):
         docker.container.remove(name, force=True)
     boot = ("mkdir -p /run/postgresql && chown postgres /run/postgresql && "
             "su postgres -c 'B=$(ls -d /usr/lib/postgresql/*/bin | tail -1); $B/initdb -A trust -D /tmp/pg >/dev/null "
             "&& exec $B/postgres -D /tmp/pg -k /run/postgresql -c fsync=off -c full_page_writes=off"
             + "".join(f" -c {k}={v}" for k, v in (settings or {}).items()) + "'")
-    docker.run(RUNTIME, ["sh", "-c", boot], name=name, detach=True, labels={"sitectl.test": "real-schema"})
+    docker.run(image, ["sh", "-c", boot], name=name, detach=True, labels={"sitectl.test": "real-schema"})
     deadline = time.monotonic() + 60
     while True:
         rc, out = engine.exec(name, ["psql", "-U", "postgres", "-Atc", "SELECT 1"])

@@ -6,8 +6,8 @@ partition manager creates them and a few tables of odd shape (tests/stores/data/
 Golden is taken; after each mutation, made the way GitLab makes it where it can (its SQL, with
 the server's foreign-key actions and GitLab's own triggers doing the rest), a reset brings the
 database back to exactly golden, proven by a dump that shares no code with sitectl
-(:func:`tests.stores.real_schema.pg_state`). The server is 15 (Debian bookworm); GitLab 15.7's
-omnibus bundles 13 (docs/snapshots.md names the differences that matter here)."""
+(:func:`tests.stores.real_schema.pg_state`). The server is PostgreSQL 13 (Debian bullseye's), the
+major version GitLab 15.7's omnibus bundles; the forum's tests run bookworm's 15."""
 from __future__ import annotations
 
 import pytest
@@ -102,7 +102,7 @@ MUTATIONS = {
 
 @pytest.fixture(scope="module")
 def gitlab(engine):
-    container = rs.start_postgres(engine, CONTAINER, OMNIBUS)
+    container = rs.start_postgres(engine, CONTAINER, OMNIBUS, image=rs.bullseye_servers())
     try:
         rs.load_gitlab(engine, container, DB)
         stores = rs.site_stores(engine, container, rs.pg_site("gitlab", DB))

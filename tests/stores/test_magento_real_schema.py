@@ -3,8 +3,9 @@
 0), in Debian's MariaDB: golden is taken, and after each mutation, made the way Magento makes it
 (its SQL, with the server's foreign-key actions and the indexers' triggers doing the rest), a
 reset brings the database back to exactly golden, as a delta, proven by a dump that shares no
-code with sitectl (tests/stores/real_schema.py). The server is 10.11 (Debian bookworm); the
-real images run 10.6 (docs/stores.md names the differences that matter here)."""
+code with sitectl (tests/stores/real_schema.py). The server is MariaDB 10.5 (Debian bullseye's),
+the release before the real images' 10.6.12; the mini stack and tests/stores/test_mysql_fk_actions.py
+run bookworm's 10.11, the one after (docs/snapshots.md names what the store needs of them)."""
 from __future__ import annotations
 
 import pytest
@@ -89,7 +90,7 @@ MUTATIONS = {
 
 @pytest.fixture(scope="module")
 def magento(engine):
-    container = rs.start_mariadb(engine, CONTAINER)
+    container = rs.start_mariadb(engine, CONTAINER, image=rs.bullseye_servers())
     try:
         rs.load_magento(engine, container)
         stores = rs.site_stores(engine, container, rs.magento_site())
