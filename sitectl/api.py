@@ -73,10 +73,13 @@ class Environment:
 
         return lifecycle.down(self.target, self.engine)
 
-    def reset(self, sites: list[str] | None = None, full: bool = False, wait: bool | float = True) -> list[dict]:
-        """Reset ``sites`` (default: the mutable ones) to the golden snapshot; rebuilds the
-        storage states ``sitectl login`` recorded for them. Returns one ``{"site", "method",
-        "changed", "seconds", "escalations"}`` per site (``method``: none, delta, full).
+    def reset(self, sites: list[str] | None = None, full: bool = False, wait: bool | float = True,
+              login: bool = False) -> list[dict]:
+        """Reset ``sites`` (default: the mutable ones) to the golden snapshot. Returns one
+        ``{"site", "method", "changed", "seconds", "escalations"}`` per site (``method``: none,
+        delta, full). Nothing is written after the restore; ``login``: then log in again for
+        the storage states ``sitectl login`` recorded (which writes sessions; a failed login is
+        not raised: :meth:`storage_state` logs in on demand).
 
         Raises:
             sitectl.stores.StoreError: a store could not be restored even by the full path.
@@ -85,7 +88,7 @@ class Environment:
         """
 
         res = reset(self.target, self._sites(sites, default_mutable=True), self.engine, full=full,
-                    reporter=self.reporter, wait=wait)
+                    reporter=self.reporter, wait=wait, login=login)
         return [r.as_dict() for r in res["sites"]]
 
     def verify(self, sites: list[str] | None = None, deep: bool = False) -> dict:

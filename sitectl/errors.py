@@ -21,9 +21,11 @@ The tree (exit code in brackets)::
     ├── VerifyFailed [7]          ``verify`` found a failing check
     ├── PreflightFailed [8]       a task cannot be prepared as given
     ├── StoreError [9]            a store could not snapshot, detect, restore or fingerprint
-    │   └── NotCovered [9]        ... a snapshot has no complete copy of a site
+    │   ├── NotCovered [9]        ... a snapshot has no complete copy of a site
+    │   └── WrittenDuringReset [9] ... the site kept being written while it was reset
     ├── LocatorError [9]          a locator could not read what it was asked for
-    └── InstanceBusy [10]         another process holds the instance's lock
+    ├── InstanceBusy [10]         another process holds the instance's lock
+    └── DamagedRecord [11]        a record of sitectl's on the host (a snapshot manifest) is damaged
 
 An interrupt exits 130 (``docs/cli.md``, exit codes).
 """
@@ -160,6 +162,12 @@ class NotCovered(StoreError):
     before they were touched)."""
 
 
+class WrittenDuringReset(StoreError):
+    """The site was written to while it was reset: what changed before the reset began was
+    restored, what came during it is still logged (the next reset undoes it). Not a broken
+    restore: the reset does not escalate to a full restore or a re-create for it."""
+
+
 class LocatorError(SitectlError):
     """A locator could not read what it was asked for (site answered an error, no such row)."""
 
@@ -170,3 +178,11 @@ class InstanceBusy(SitectlError):
     """Another process holds the instance's lock (``--no-wait``)."""
 
     exit_code = 10
+
+
+class DamagedRecord(SitectlError):
+    """A record sitectl keeps on the host (a snapshot manifest) is unreadable or of the wrong
+    shape. It is never rewritten or read as something else; the message names the file, the
+    fault and the repair."""
+
+    exit_code = 11

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from sitectl.cli.common import _print_sites, _reporter, out, target_options
 from sitectl.engine import DockerEngine
+from sitectl.errors import LoginsFailed
 from sitectl.ops import envvars, lifecycle
 from sitectl.ops import plan as planmod
 from sitectl.ops.reset import reset as reset_op
@@ -68,28 +69,46 @@ def down(target: Target, as_json: bool, volumes):
 @click.option("--recreate", is_flag=True,
               help="Re-create the containers from their images and re-run post-start steps (WebArena's reset).")
 @click.option("--no-wait", is_flag=True, help="Fail at once (exit 10) if another sitectl is changing this instance.")
+@click.option("--login", "relogin", is_flag=True,
+              help="Then log in again for the storage states `sitectl login` recorded that the reset made stale "
+                   "(writes sessions: the sites are then golden plus those logins). A failed login exits 6; "
+                   "the reset's result stands.")
 @target_options
-def reset(target: Target, as_json: bool, sites, full, recreate, no_wait):
+def reset(target: Target, as_json: bool, sites, full, recreate, no_wait, relogin):
     """Reset SITES (default: every mutable site) to the golden snapshot.
 
     By default only what changed since the snapshot is restored (the delta path); every
-    reset ends with a check and escalates delta -> full -> re-create on a mismatch.
+    reset ends with a check and escalates delta -> full -> re-create on a mismatch. Nothing
+    is written after the restore: storage states recorded by `sitectl login` whose sessions
+    the reset discarded are named, with the command that logs in again (or use --login).
     """
     chosen = target.stack.reset_sites(sites)
     res = reset_op(target, chosen, DockerEngine(), full=full, recreate=recreate, reporter=_reporter(as_json),
-                   wait=not no_wait)
+                   wait=not no_wait, login=relogin)
     rows, logins = res["sites"], res["logins"]
+    result = {"sites": [r.as_dict() for r in rows], "logins": logins, "logins_ok": res["logins_ok"]}
     if recreate:
-        if as_json:
-            return {"method": "recreate", "sites": [r.as_dict() for r in rows], "logins": logins}
-        _print_sites(rows)
-        return
-    if as_json:
-        return {"sites": [r.as_dict() for r in rows], "logins": logins}
-    t = Table("site", "method", "changed", "seconds", "escalations")
-    for r in rows:
-        t.add_row(r.site, r.method, str(len(r.changed)), f"{r.seconds:.3f}", "; ".join(r.escalations))
-    out.print(t)
+        result["method"] = "recreate"
+    if not as_json:
+        if recreate:
+            _print_sites(rows)
+        else:
+            t = Table("site", "method", "changed", "seconds", "escalations")
+            for r in rows:
+                t.add_row(r.site, r.method, str(len(r.changed)), f"{r.seconds:.3f}", "; ".join(r.escalations))
+            out.print(t)
+        for row in logins:
+            if "stale" in row:
+                out.print(f"storage states in {row['folder']} for {', '.join(row['stale'])} no longer log in (the reset "
+                          f"put their sessions back to golden's); to log in again: {row['refresh']}")
+            elif row["ok"]:
+                out.print(f"logged in again in {row['folder']}: {', '.join(row['rebuilt']) or 'nothing needed'}")
+    if not res["logins_ok"]:
+        bad = "; ".join(f"{r['folder']}: {r.get('error') or 'not every state logs in'}" for r in logins if not r.get("ok", True))
+        err = LoginsFailed(f"the reset succeeded (its rows stand), but logging in again failed: {bad}")
+        err.payload = result
+        raise err
+    return result if as_json else None
 
 
 @click.command()

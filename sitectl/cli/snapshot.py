@@ -39,8 +39,12 @@ def snapshot_list(target: Target, as_json: bool):
         return {"snapshots": rows}
     t = Table("name", "created", "sites", "bytes")
     for r in rows:
-        t.add_row(r["name"], str(r["created"]), ", ".join(r["sites"]), str(r["size"]))
+        sites = ", ".join(r["sites"] + [f"{n} (incomplete)" for n in r["incomplete"]])
+        t.add_row(r["name"], str(r["created"]), "DAMAGED" if r.get("damaged") else sites, str(r["size"]))
     out.print(t)
+    for r in rows:
+        if r.get("damaged"):
+            out.print(r["damaged"])
 
 
 @snapshot.command("restore")

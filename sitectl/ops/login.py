@@ -30,7 +30,7 @@ import requests
 from requests.cookies import create_cookie
 
 from sitectl import http
-from sitectl.errors import LoginError, SiteUnhealthy, UsageError
+from sitectl.errors import LoginError, SitectlError, SiteUnhealthy, UsageError
 from sitectl.paths import instance_dir
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites import driver_for
@@ -397,29 +397,65 @@ def _remember(target: Target, folder: Path, role: str) -> None:
     os.replace(tmp, p)
 
 
-def refresh_after_reset(target: Target, sites: list[Site], reporter: Reporter = QUIET) -> list[dict]:
-    """After a reset of ``sites``, check every recorded state folder of the instance and log in
-    again where the reset discarded the server-side session (a restore puts the sessions table,
-    session files and Redis keys back to the snapshot's). Folders that no longer exist are
-    forgotten.
-
-    Returns:
-        ``[{"folder", "rebuilt": [site], "ok"}]``, one per folder that holds states of ``sites``.
-    """
+def _recorded_folders(target: Target) -> list[tuple[Path, str]]:
+    """The state folders ``sitectl login`` recorded for the instance that still exist, with
+    their role (an unreadable registry counts as none: it only ever names folders)."""
     p = _registry(target)
     try:
         known = json.loads(p.read_text()) if p.is_file() else {}
     except (OSError, ValueError):
         return []
+    if not isinstance(known, dict):
+        return []
+    return [(Path(f), r) for f, r in sorted(known.items()) if isinstance(r, str) and Path(f).is_dir()]
+
+
+def _state_sites(folder: Path, sites: list[Site]) -> list[str]:
+    """The sites of ``sites`` that a state file in ``folder`` is for (by WebArena's file names)."""
+    names = {s.name for s in sites}
+    found = set()
+    for p in folder.glob("*_state.json"):
+        found |= names & set(p.name.rsplit("_", 1)[0].split("."))
+    return sorted(found)
+
+
+def stale_after_reset(target: Target, sites: list[Site]) -> list[dict]:
+    """After a reset of ``sites`` (which put their sessions back to golden's), the recorded
+    state folders holding states of them, without logging in (no request is made, nothing is
+    written): ``[{"folder", "stale": [site], "refresh"}]``, ``refresh`` being the command that
+    logs in again there (``sitectl login --check``, which rebuilds what no longer logs in)."""
     out = []
-    for folder, role in sorted(known.items()):
-        f = Path(folder)
-        if not f.is_dir():
-            continue
+    for f, role in _recorded_folders(target):
+        stale = _state_sites(f, sites)
+        if stale:
+            base = f if role == DEFAULT_ROLE else f.parent
+            cmd = f"sitectl login --check --out {base}" + ("" if role == DEFAULT_ROLE else f" --role {role}")
+            if target.instance:
+                cmd += f" --instance {target.instance}"
+            out.append({"folder": str(f), "stale": stale, "refresh": cmd})
+    return out
+
+
+def refresh_after_reset(target: Target, sites: list[Site], reporter: Reporter = QUIET) -> list[dict]:
+    """After a reset of ``sites``, check every recorded state folder of the instance and log in
+    again where the reset discarded the server-side session (a restore puts the sessions table,
+    session files and Redis keys back to the snapshot's). Folders that no longer exist are
+    forgotten. A folder whose refresh fails (a site refused, a file that cannot be written) is
+    reported with ``ok`` False and ``error``; nothing is raised.
+
+    Returns:
+        ``[{"folder", "rebuilt": [site], "ok", "error"?}]``, one per folder that holds states of
+        ``sites``.
+    """
+    out = []
+    for f, role in _recorded_folders(target):
         base = f if role == DEFAULT_ROLE else f.parent
         try:
             res = check(target, sites, role, base, rebuild=True, reporter=reporter)
         except UsageError:  # no state files of these sites there
             continue
-        out.append({"folder": folder, "rebuilt": res["rebuilt"], "ok": res["ok"]})
+        except (SitectlError, OSError) as e:
+            out.append({"folder": str(f), "rebuilt": [], "ok": False, "error": str(e).splitlines()[0][:300]})
+            continue
+        out.append({"folder": str(f), "rebuilt": res["rebuilt"], "ok": res["ok"]})
     return out

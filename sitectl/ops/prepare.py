@@ -226,7 +226,7 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
     engine = engine or DockerEngine()
     if reset and to_reset:
         reporter.step("reset", ", ".join(s.name for s in to_reset))
-        reset_op(target, to_reset, engine, reporter=reporter)  # recorded login folders refreshed too
+        reset_op(target, to_reset, engine, reporter=reporter)  # then the task's own login, below
     if combos:
         sites = sorted({s for c in combos for s in site_comb_from_state_path(c)})
         reporter.step("login", ", ".join(sites))

@@ -1,6 +1,7 @@
 """A reset as every face runs it (CLI, Python API, reset server, task prepare): the sites back
-to golden, then the storage states ``sitectl login`` recorded rebuilt where the reset discarded
-their server-side sessions."""
+to golden, and nothing written after that. The storage states ``sitectl login`` recorded whose
+server-side sessions the reset discarded are named (stale); with ``login`` they are rebuilt,
+which writes sessions again (docs/snapshots.md, "Logins and golden")."""
 from __future__ import annotations
 
 from sitectl import snapshots
@@ -14,23 +15,30 @@ from sitectl.stack.target import Target
 
 
 def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False, recreate: bool = False,
-          reporter: Reporter = QUIET, wait: bool | float = True) -> dict:
-    """Reset ``sites`` to the golden snapshot and refresh the recorded storage states.
+          reporter: Reporter = QUIET, wait: bool | float = True, login: bool = False) -> dict:
+    """Reset ``sites`` to the golden snapshot.
 
     Args:
         full: restore every store (:func:`sitectl.snapshots.reset`); ``recreate``: re-create
             the containers instead (:func:`sitectl.ops.lifecycle.reset_recreate`, WebArena's own
             reset). Not both.
         wait: the instance lock's wait (see :func:`sitectl.snapshots.journal.instance_lock`).
+        login: afterwards, log in again for the recorded storage states the reset made stale
+            (:func:`sitectl.ops.login.refresh_after_reset`). Off by default: a login writes
+            sessions and last-login columns, so the sites are then golden plus sitectl's logins,
+            and ``verify --deep`` says so.
 
     Returns:
-        ``{"sites": [row], "logins": [{"folder", "rebuilt", "ok"}]}``; a row is a
+        ``{"sites": [row], "logins": [...], "logins_ok": bool}``; a row is a
         :class:`~sitectl.snapshots.SiteReset` (``site``, ``method``, ``changed``, ``seconds``,
         ``escalations``) or, with ``recreate``, a :class:`~sitectl.sites.containers.SiteUp`.
+        ``logins``: without ``login``, ``[{"folder", "stale": [site], "refresh"}]`` (the
+        command that logs in again); with it, ``[{"folder", "rebuilt", "ok", "error"?}]``. A
+        failed login never undoes the reset's result: ``logins_ok`` is False and the rows stand.
 
     Raises:
         UsageError: ``full`` and ``recreate`` together; InstanceBusy, StoreError, EngineError:
-        see the functions named above.
+        see the functions named above (never for a login after the reset).
     """
 
     if full and recreate:
@@ -41,5 +49,10 @@ def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False,
     else:
         rows = snapshots.reset(target, sites, engine, full=full, reporter=reporter, wait=wait)
         touched = [target.stack.sites[r.site] for r in rows if r.method != "none"]
-    logins = loginmod.refresh_after_reset(target, touched, reporter) if touched else []
-    return {"sites": rows, "logins": logins}
+    if not touched:
+        return {"sites": rows, "logins": [], "logins_ok": True}
+    if login:
+        logins = loginmod.refresh_after_reset(target, touched, reporter)
+    else:
+        logins = loginmod.stale_after_reset(target, touched)
+    return {"sites": rows, "logins": logins, "logins_ok": all(r.get("ok", True) for r in logins)}

@@ -142,7 +142,9 @@ class SiteDriver:
                 tries.append("unhealthy: HTTP 429 (throttled)")
                 continue
             if self.probe_passes(r, account):
-                tries.append(f"logged in: HTTP {r.status_code} on {path}")
+                tries.append(f"logged in: HTTP {r.status_code} on {path}" if r.status_code < 300 else
+                             f"logged in: {path} answers HTTP {r.status_code} and holds the logged-in page's "
+                             "keyword, which WebArena's probe accepts")
                 return SessionCheck("logged_in", tries)
             where = r.headers.get("Location") or path
             tries.append(f"logged out: HTTP {r.status_code}, {'redirect to ' if r.is_redirect else ''}{urlsplit(where).path}")

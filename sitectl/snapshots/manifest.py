@@ -14,7 +14,7 @@ import os
 import threading
 from pathlib import Path
 
-from sitectl.errors import NotCovered, UsageError
+from sitectl.errors import DamagedRecord, NotCovered, UsageError
 from sitectl.paths import instance_dir
 from sitectl.stack.model import Site
 from sitectl.stack.target import Target
@@ -30,20 +30,74 @@ def manifest_path(target: Target, name: str) -> Path:
 
 
 def read_manifest(target: Target, name: str) -> dict:
-    """The manifest of snapshot ``name``.
+    """The manifest of snapshot ``name``, checked in shape (:func:`load_manifest`).
 
     Raises:
-        UsageError: no such snapshot (the known ones are listed), or an unreadable manifest.
+        UsageError: no such snapshot (the known ones are listed).
+        DamagedRecord: the manifest is unreadable or of the wrong shape.
     """
     check_snapshot_name(name)
     p = manifest_path(target, name)
     if not p.is_file():
         known = ", ".join(sorted(m["name"] for m in list_snapshots(target))) or "none"
         raise UsageError(f"no snapshot {name!r} for instance {target.instance} (snapshots: {known})")
+    return load_manifest(p)
+
+
+def manifest_fault(m: object) -> str:
+    """What is wrong with the shape of manifest ``m`` (``""``: nothing). The shape is the one
+    :func:`sitectl.snapshots.take.take_unlocked` writes: an object with ``sites`` (site ->
+    ``{"stores": {store: {"fingerprint": {item: digest}, ...}}}``) and optionally
+    ``incomplete`` (site -> why)."""
+    if not isinstance(m, dict):
+        return f"a JSON {type(m).__name__}, not an object"
+    sites = m.get("sites")
+    if not isinstance(sites, dict):
+        return "no 'sites' object" if sites is None else "'sites' is not an object"
+    for site, entry in sites.items():
+        stores = entry.get("stores") if isinstance(entry, dict) else None
+        if not isinstance(stores, dict):
+            return f"site {site!r} has no 'stores' object"
+        for label, store in stores.items():
+            if not isinstance(store, dict) or not isinstance(store.get("fingerprint"), dict):
+                return f"store {label!r} of site {site!r} has no 'fingerprint' object"
+            if not isinstance(store.get("size", 0), int):
+                return f"store {label!r} of site {site!r} has a 'size' that is not a number"
+    inc = m.get("incomplete", {})
+    if not isinstance(inc, dict) or not all(isinstance(v, str) for v in inc.values()):
+        return "'incomplete' is not an object of site -> reason"
+    return ""
+
+
+def load_manifest(path: Path) -> dict:
+    """The manifest file ``path``, checked in shape (:func:`manifest_fault`).
+
+    Raises:
+        DamagedRecord: unreadable, empty, not JSON, or of the wrong shape; the message names
+            the file, the fault and the repair (docs/snapshots.md, "Damaged records").
+    """
     try:
-        return json.loads(p.read_text())
-    except (OSError, ValueError) as e:
-        raise UsageError(f"{p}: unreadable manifest: {e}") from None
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise _damaged(path, f"unreadable: {getattr(e, 'strerror', None) or e}") from None
+    if not text.strip():
+        raise _damaged(path, "empty")
+    try:
+        m = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise _damaged(path, f"not JSON ({str(e)[:120]})") from None
+    fault = manifest_fault(m)
+    if fault:
+        raise _damaged(path, fault)
+    return m
+
+
+def _damaged(path: Path, fault: str) -> DamagedRecord:
+    name = path.parent.name
+    again = ("`sitectl reset --recreate` (re-creates the sites from their images and takes golden again)"
+             if name == GOLDEN else f"`sitectl snapshot create {name}`")
+    return DamagedRecord(f"{path}: damaged snapshot manifest ({fault}); it was left as it is. Move it aside "
+                         f"(`mv {path} {path}.damaged`), then take the snapshot again: {again}")
 
 
 #: Manifests are read, changed and written back by concurrent threads of one process (a reset or
@@ -63,20 +117,20 @@ def write_manifest(target: Target, name: str, data: dict) -> None:
 
 
 def list_snapshots(target: Target) -> list[dict]:
-    """``[{"name", "created", "sites", "size"}]`` of the instance's snapshots, by name."""
+    """``[{"name", "created", "sites", "incomplete", "size"}]`` of the instance's snapshots, by
+    name; a damaged manifest is listed with ``"damaged"``: the fault and the repair."""
     out = []
     base = instance_dir(target.instance)
     for p in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
         try:
-            m = json.loads(p.read_text())
-        except (OSError, ValueError):
+            m = load_manifest(p)
+        except DamagedRecord as e:
+            out.append({"name": p.parent.name, "created": None, "sites": [], "incomplete": [], "size": 0,
+                        "damaged": str(e)})
             continue
-        try:
-            out.append({"name": m.get("name", p.parent.name), "created": m.get("created"),
-                        "sites": sorted(m.get("sites", {})), "incomplete": sorted(m.get("incomplete") or {}),
-                        "size": sum(s.get("size", 0) for site in m["sites"].values() for s in site["stores"].values())})
-        except (AttributeError, KeyError, TypeError):
-            out.append({"name": p.parent.name, "created": None, "sites": [], "size": 0, "damaged": True})
+        out.append({"name": m.get("name", p.parent.name), "created": m.get("created"), "sites": sorted(m["sites"]),
+                    "incomplete": sorted(m.get("incomplete") or {}),
+                    "size": sum(s.get("size", 0) for site in m["sites"].values() for s in site["stores"].values())})
     return out
 
 
@@ -99,11 +153,9 @@ def _forget_sites(target: Target, site_names: list[str], only: str | None, why: 
         if (only is not None and p.parent.name != only) or p.parent.name == keep:
             continue
         try:
-            m = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(m, dict) or not isinstance(m.get("sites"), dict):
-            continue
+            m = load_manifest(p)
+        except DamagedRecord:
+            continue  # never rewritten: whatever reads it next refuses it, naming the repair
         m["sites"] = {k: v for k, v in m["sites"].items() if k not in site_names}
         incomplete = m.get("incomplete") if isinstance(m.get("incomplete"), dict) else {}
         if only is not None:
@@ -129,14 +181,15 @@ def stateful(target: Target, sites: list[Site]) -> list[Site]:
 
 
 def check_covered(target: Target, site: Site, name: str) -> None:
-    """Raise :class:`NotCovered` unless snapshot ``name``'s manifest lists ``site``."""
+    """Raise :class:`NotCovered` unless snapshot ``name``'s manifest lists ``site``
+    (:class:`DamagedRecord` when the manifest is damaged)."""
     with MANIFESTS:
         p = manifest_path(target, name)
-        try:
-            m = json.loads(p.read_text())
-            listed = site.name in m.get("sites", {})
+        if p.is_file():
+            m = load_manifest(p)  # damaged: refused (DamagedRecord), not read as "not covered"
+            listed = site.name in m["sites"]
             why = (m.get("incomplete") or {}).get(site.name, "")
-        except (OSError, ValueError, AttributeError):
+        else:
             listed, why = False, ""
     if not listed:
         raise NotCovered(

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from sitectl.engine.base import Engine
-from sitectl.errors import EngineGone, SitectlError, StoreError, UsageError
+from sitectl.errors import DamagedRecord, EngineGone, SitectlError, StoreError, UsageError, WrittenDuringReset
 from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
 from sitectl.snapshots.containers import bring_up
@@ -70,12 +70,37 @@ def _restore_stores(site: Site, stores: SiteStores, name: str, full: bool, res: 
     # A delta restores, flushes and checks in one round trip when every store can.
     left = stores.restore(name, found)
     if left:
+        _unless_being_written(site, stores, name, left, res.method)
         res.escalations.append(f"after {res.method}: still changed: {', '.join(left[:5])}")
         reporter.step(site.name, f"check failed after {res.method}; escalating to full")
         res.method = "full"
         left = stores.restore_all(name)
         if left:
+            _unless_being_written(site, stores, name, left, "full")
             raise StoreError(f"{site.name}: still changed after a full restore: {', '.join(left[:5])}")
+
+
+#: How long the closing check's leftovers are watched before they are called the application's
+#: writes (they changed with nothing of sitectl running) rather than a failed restore (s).
+WRITE_WATCH_S = 0.5
+
+
+def _unless_being_written(site: Site, stores: SiteStores, name: str, left: list[str], method: str) -> None:
+    """After a restore left ``left`` changed: look again :data:`WRITE_WATCH_S` later. If what
+    differs has changed meanwhile, the site is being written to (an agent or a job still at
+    work), which no escalation would cure: raise :class:`WrittenDuringReset`. Else return (the
+    caller escalates)."""
+    time.sleep(WRITE_WATCH_S)
+    later = [i for _, c in stores.changes(name).per_store for i in c.items]
+    if sorted(later) != sorted(left):
+        grew = sorted(set(later) - set(left))
+        raise WrittenDuringReset(
+            f"{site.name}: written to while it was reset (after the {method} restore {len(left)} item(s) differed, "
+            f"then {len(later)}: {', '.join((grew or later)[:5])}); what changed before the reset began was restored, "
+            f"what came during it is still logged. Stop what writes to the site, then `sitectl reset {site.name}` "
+            "again (a delta)")
+
+
 
 def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, full: bool = False,
                reporter: Reporter = QUIET) -> SiteReset:
@@ -100,6 +125,8 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
                 raise
             _restore_stores(site, stores, name, full, res, reporter)
     except SitectlError as e:
+        if isinstance(e, (DamagedRecord, WrittenDuringReset)):
+            raise  # the host's record, or the site's traffic: re-creating the site would not mend it
         if not engine.reachable():
             raise EngineGone(
                 f"{site.name}: the Docker engine stopped answering during the reset ({e}); when it is back "
@@ -131,6 +158,13 @@ def _reset_sites(target: Target, chosen: list[Site], engine: Engine, name: str, 
         # The engine going away explains the others; else every failure is named, one per line.
         gone = [e for e in failed if isinstance(e, EngineGone)]
         e = gone[0] if gone else failed[0]
+        if all(isinstance(x, WrittenDuringReset) for x in failed):
+            # Every restore ran to its end and the change logs hold what came meanwhile: the
+            # next reset is a plain one, no recovery.
+            clear_journal(target)
+            if len(failed) > 1:
+                e.args = ("\n".join(str(x) for x in failed),)
+            raise e
         if isinstance(e, SitectlError) and not gone:
             # The journal stays: the next reset or verify restores these sites in full.
             e.args = ("\n".join(str(x) for x in failed)
@@ -199,6 +233,8 @@ def reset(target: Target, sites: list[Site], engine: Engine, name: str = GOLDEN,
             f"instance {target.instance} has no golden snapshot manifest in {state_dir()}. If the "
             "snapshots live elsewhere, set SITECTL_SNAPSHOTS_DIR to that folder; else `sitectl reset "
             "--recreate` brings the sites back to their images and takes golden again")
+    elif chosen:
+        read_manifest(target, GOLDEN)  # damaged: refused here, before the journal (DamagedRecord)
     with instance_lock(target, "reset " + ",".join(s.name for s in chosen), wait):
         recovered = {r.site: r for r in recover(target, engine, reporter)}
         rows = _reset_sites(target, chosen, engine, name, full, reporter)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime as dt
-import json
 import time
 
 from sitectl.engine.base import Engine
@@ -15,6 +14,7 @@ from sitectl.snapshots.manifest import (
     GOLDEN,
     MANIFESTS,
     forget_sites,
+    load_manifest,
     manifest_path,
     read_manifest,
     stateful,
@@ -61,6 +61,8 @@ def take_unlocked(target: Target, name: str, sites: list[Site], engine: Engine, 
     # A killed snapshot's copy commands may still run in the containers: never copy beside them.
     wait_for_leftover_execs(target, chosen, engine, reporter)
     existed = manifest_path(target, name).is_file()
+    if existed:
+        load_manifest(manifest_path(target, name))  # damaged: refused before anything changes
     forget_sites(target, [s.name for s in chosen], only=name)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chosen))) as pool:
         futs = {}
@@ -73,15 +75,10 @@ def take_unlocked(target: Target, name: str, sites: list[Site], engine: Engine, 
     with MANIFESTS:
         old = manifest_path(target, name)
         if old.is_file():
-            # A snapshot of some sites keeps the other sites' entries of the same name (an
-            # unreadable old manifest keeps none).
-            try:
-                prev_m = json.loads(old.read_text())
-                prev = prev_m.get("sites", {})
-                prev = prev if isinstance(prev, dict) else {}
-                gone = prev_m.get("incomplete") if isinstance(prev_m.get("incomplete"), dict) else {}
-            except (OSError, ValueError, AttributeError):
-                prev, gone = {}, {}
+            # A snapshot of some sites keeps the other sites' entries of the same name (read
+            # under the lock; checked in shape above, and again here).
+            prev_m = load_manifest(old)
+            prev, gone = prev_m["sites"], prev_m.get("incomplete") or {}
             manifest["sites"] = {**{k: v for k, v in prev.items() if k not in manifest["sites"]}, **manifest["sites"]}
             manifest["incomplete"] = {k: v for k, v in gone.items() if k not in manifest["sites"]}
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 
 from sitectl.errors import StoreError
 from sitectl.stores import cascades
@@ -44,11 +45,15 @@ TRACK_DB = "sitectl"
 #: The version of the tracking this module installs (triggers, baseline hashes), kept in
 #: ``sitectl.tracking``; a database tracked by another version (or none: sitectl 0.1.0) is
 #: restored in full, which installs this one. 2: foreign-key actions, triggers and schema
-#: objects tracked.
-TRACKING_VERSION = 2
+#: objects tracked. 3: sitectl's own triggers in each table's definition hash.
+TRACKING_VERSION = 3
 MAX_KEYS_PER_TABLE = 2000
 #: Passes a full restore makes over the tables the application's triggers wrote meanwhile.
 FULL_PASSES = 4  # above this a table is restored whole (one statement stays small)
+#: Attempts at a snapshot while the application writes, and the pause before the next (s, times
+#: the attempt's number).
+SNAPSHOT_ATTEMPTS = 3
+SNAPSHOT_RETRY_S = 0.5
 
 
 def _trigger_name(table: str, ev: str) -> str:
@@ -153,7 +158,7 @@ class MysqlStore(Store):
             UNION ALL
             SELECT '{p}G', event_object_table, MD5(GROUP_CONCAT(CONCAT_WS(',', trigger_name, action_timing,
                 event_manipulation, action_order, sql_mode, MD5(action_statement)) ORDER BY trigger_name SEPARATOR ';'))
-              FROM information_schema.triggers WHERE trigger_schema = {db} AND trigger_name NOT LIKE 'sitectl\\_%'
+              FROM information_schema.triggers WHERE trigger_schema = {db}
               GROUP BY event_object_table;"""
 
     def _objects_sql(self, prefix: str = "") -> str:
@@ -183,7 +188,9 @@ class MysqlStore(Store):
     def _parse_state(rows) -> dict[str, tuple]:
         """Rows of :meth:`_state_sql` → ``{table: (table_id, definition hash, auto_increment)}``;
         the definition hash covers the columns, the indexes, the foreign keys (the table's own,
-        with the tables they reference) and the application's triggers on the table."""
+        with the tables they reference) and every trigger on the table, sitectl's own included
+        (one dropped or changed means the table's changes may have gone unlogged: the table is
+        restored whole and its tracking put back)."""
         by: dict[str, dict] = {}
         for tag, table, value in rows:
             by.setdefault(table, {})[tag] = value
@@ -306,13 +313,6 @@ class MysqlStore(Store):
         return "".join(f"DROP TRIGGER IF EXISTS {q_ident(self.db)}.{q_ident(_trigger_name(table, ev))};"
                        for ev in TRIGGER_EVENTS)
 
-    def _install_tracking(self, name: str) -> None:
-        """(Re)create the change log, the triggers of every table, and the baseline."""
-        tables = self._tables(self.db)
-        self.sql(self._tracking_tables_sql(), "install change tracking")
-        self._sync_triggers(tables, "install change tracking")
-        self._reset_baseline(name)
-
     @staticmethod
     def _tracking_tables_sql() -> str:
         parts = [
@@ -326,17 +326,26 @@ class MysqlStore(Store):
         ]
         return "\n".join(parts)
 
-    def _reset_baseline(self, name: str) -> None:
+    def _reset_baseline(self, name: str, only_if_quiet: bool = False) -> list[str]:
+        """Record the baseline: snapshot ``name``, each table's state, the objects' hash, this
+        tracking version. The change log is left as it is: what it holds was written after the
+        rows it names were put back (or copied), and the next reset undoes it.
+        ``only_if_quiet``: set the snapshot's name only if the log is empty; returns the tables
+        it names (empty: the baseline is set)."""
         state = self._state()
         rows = ",".join([f"({m_value(self.db)},{m_value(t)},{s[0]},{m_value(s[1])},{s[2]})" for t, s in state.items()]
                         + [f"({m_value(self.db)},'',0,{m_value(self._objects_hash())},0)"])
-        self.sql(
+        meta = (f"INSERT INTO {TRACK_DB}.meta SELECT {m_value(self.db)}, {m_value(name)} FROM DUAL "
+                f"WHERE NOT EXISTS (SELECT 1 FROM {TRACK_DB}.changes);" if only_if_quiet
+                else f"REPLACE INTO {TRACK_DB}.meta VALUES ({m_value(self.db)}, {m_value(name)});")
+        out = self.sql(
             f"DELETE FROM {TRACK_DB}.baseline WHERE db={m_value(self.db)};"
             + (f"INSERT INTO {TRACK_DB}.baseline VALUES {rows};" if rows else "")
-            + f"DELETE FROM {TRACK_DB}.changes;"
-            + f"REPLACE INTO {TRACK_DB}.meta VALUES ({m_value(self.db)}, {m_value(name)});"
-            + f"REPLACE INTO {TRACK_DB}.tracking VALUES ({m_value(self.db)}, {TRACKING_VERSION});",
+            + f"DELETE FROM {TRACK_DB}.meta WHERE db={m_value(self.db)};" + meta
+            + f"REPLACE INTO {TRACK_DB}.tracking VALUES ({m_value(self.db)}, {TRACKING_VERSION});"
+            + f"SELECT DISTINCT tbl FROM {TRACK_DB}.changes ORDER BY tbl;",
             "record baseline")
+        return [r[0] for r in out]
 
     def _live_objects(self) -> list[tuple[str, str]]:
         """``(kind, name)`` of every view, function, procedure and event of the database."""
@@ -418,8 +427,42 @@ class MysqlStore(Store):
         return rows[0][0] == "1"
 
     def snapshot(self, name: str) -> dict:
+        """Take snapshot ``name`` (module docstring) with no write lost: tracking is in place
+        and the log emptied before the first table is copied, and the baseline names the
+        snapshot only if nothing was logged meanwhile; otherwise the copy is taken again, up
+        to :data:`SNAPSHOT_ATTEMPTS` times.
+
+        Raises:
+            StoreError: the application kept writing through every attempt (the message names
+                the tables), or a statement failed.
+        """
+        written: list[str] = []
+        for attempt in range(1, SNAPSHOT_ATTEMPTS + 1):
+            tables, written = self._take(name)
+            if not written:
+                break
+            if attempt < SNAPSHOT_ATTEMPTS:
+                time.sleep(SNAPSHOT_RETRY_S * attempt)
+        else:
+            raise StoreError(
+                f"{self.site}: {self.label} was written while snapshot {name!r} was copied, {SNAPSHOT_ATTEMPTS} times "
+                f"(last: {', '.join(written[:5])}{' ...' if len(written) > 5 else ''}); a copy taken then would not "
+                "be one state. Stop what writes to the site (agents, its background jobs) and take it again")
+        fp = self.fingerprint(name)
+        size = self.sql(f"SELECT IFNULL(SUM(data_length+index_length),0) FROM information_schema.tables WHERE table_schema={m_value(self.snap_db(name))}")
+        return {"fingerprint": fp, "size": int(size[0][0]), "tables": tables}
+
+    def _take(self, name: str) -> tuple[int, list[str]]:
+        """One attempt at snapshot ``name``: (tables copied, tables written meanwhile: empty when
+        the copy is one state and the baseline is set)."""
         sdb = q_ident(self.snap_db(name))
         tables = self._tables(self.db)
+        # From here every write is logged; until the end no baseline names a snapshot, so a
+        # reset meanwhile restores in full.
+        self.sql(self._tracking_tables_sql() + f"DELETE FROM {TRACK_DB}.meta WHERE db={m_value(self.db)};",
+                 "install change tracking")
+        self._sync_triggers(tables, "install change tracking")
+        self.sql(f"DELETE FROM {TRACK_DB}.changes", "clear the change log")
         parts = [f"DROP DATABASE IF EXISTS {sdb};", f"CREATE DATABASE {sdb};",
                  f"CREATE TABLE {sdb}.__tables (tbl VARCHAR(64) PRIMARY KEY, create_sql LONGTEXT, auto_inc BIGINT);",
                  f"CREATE TABLE {sdb}.__triggers (name VARCHAR(64) PRIMARY KEY, tbl VARCHAR(64), create_sql LONGTEXT,"
@@ -447,10 +490,7 @@ class MysqlStore(Store):
                 f"{m_value(cs)},{m_value(coll)});"
                 for i, (kind, n, create, mode, cs, coll) in enumerate(self._object_definitions())]
         self.session.query_chunks(ins, "save definitions")
-        self._install_tracking(name)
-        fp = self.fingerprint(name)
-        size = self.sql(f"SELECT IFNULL(SUM(data_length+index_length),0) FROM information_schema.tables WHERE table_schema={m_value(self.snap_db(name))}")
-        return {"fingerprint": fp, "size": int(size[0][0]), "tables": len(tables)}
+        return len(tables), self._reset_baseline(name, only_if_quiet=True)
 
     def _changes_sql(self) -> str:
         # One round trip: the baseline's name, the change log, the baseline and the live state.
@@ -621,11 +661,10 @@ class MysqlStore(Store):
         for _ in range(FULL_PASSES):
             if not todo:
                 break
-            self._refill(name, todo)
+            self._refill(name, todo)  # each table's log entries leave with its rows' return
             todo = [r[0] for r in self.sql(f"SELECT DISTINCT tbl FROM {TRACK_DB}.changes", "read the change log")]
-            self.sql(f"DELETE FROM {TRACK_DB}.changes", "clear the change log")
         self._restore_autoinc(name, same)
-        self._reset_baseline(name)
+        self._reset_baseline(name)  # what is still logged stays for the closing check
         return [f"{self.label}: all {len(golden)} tables"]
 
     def _tables_whose_triggers_differ(self, name: str) -> set[str]:
@@ -677,8 +716,11 @@ class MysqlStore(Store):
         """The rows of ``tables`` back from the golden copy (foreign-key checks off, each table's
         own triggers quiet), in one transaction per chunk."""
         sdb = q_ident(self.snap_db(name))
+        # The table's log entries leave in the same transaction, after its rows are locked (the
+        # DELETE): a write that came before is undone by the refill, one after waits and is logged.
         stmts = [f"SET @sitectl_restoring={m_value(_table_tag(t))}; DELETE FROM {q_ident(self.db)}.{q_ident(t)}; "
-                 f"INSERT INTO {q_ident(self.db)}.{q_ident(t)} SELECT * FROM {sdb}.{q_ident(t)};" for t in tables]
+                 f"INSERT INTO {q_ident(self.db)}.{q_ident(t)} SELECT * FROM {sdb}.{q_ident(t)}; "
+                 f"DELETE FROM {TRACK_DB}.changes WHERE tbl={m_value(t)};" for t in tables]
         for chunk in budget_chunks(stmts, SQL_BUDGET):
             self.sql("SET FOREIGN_KEY_CHECKS=0;\nSTART TRANSACTION;\n" + "\n".join(chunk)
                      + "\nSET @sitectl_restoring=NULL;\nCOMMIT;", f"restore rows from {name}")

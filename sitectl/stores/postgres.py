@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import uuid
 
 from sitectl.errors import StoreError
@@ -53,6 +54,10 @@ from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
 #: with the next step (take it again).
 FORMAT = 3
 MAX_KEYS_PER_TABLE = 5000
+#: Attempts at a snapshot while the application writes, and the pause before the next (s, times
+#: the attempt's number).
+SNAPSHOT_ATTEMPTS = 3
+SNAPSHOT_RETRY_S = 0.5
 #: Up to this many logged keys in all, they are read with the detection and put in the restore
 #: statement as literals (the planner then always uses the primary-key index).
 MAX_INLINE_KEYS = 2000
@@ -333,6 +338,29 @@ SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS tbl, c.relkind
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'p') AND {_APP}"""
 
+# sitectl's triggers on every table anew, server-side (one statement, so a caller's transaction
+# holds them with whatever else it does): a row trigger on each root (cloned onto its partitions,
+# present and future) logging the root's primary key, a TRUNCATE trigger on each leaf.
+TRACKING_SQL += f"""
+CREATE OR REPLACE FUNCTION sitectl.track() RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE r record;
+BEGIN
+  PERFORM sitectl.untrack();
+  FOR r IN SELECT t.tbl, t.leaf, t.root, t.pk FROM ({RELS_SQL}) t ORDER BY t.tbl LOOP
+    IF r.root THEN
+      EXECUTE format('CREATE TRIGGER sitectl_row AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW '
+                     'EXECUTE FUNCTION sitectl.log_row(%s)', r.tbl,
+                     (SELECT string_agg(quote_literal(e ->> 0), ', ' ORDER BY o)
+                      FROM json_array_elements(r.pk::json) WITH ORDINALITY x(e, o)));
+    END IF;
+    IF r.leaf THEN
+      EXECUTE format('CREATE TRIGGER sitectl_trunc AFTER TRUNCATE ON %s FOR EACH STATEMENT '
+                     'EXECUTE FUNCTION sitectl.log_truncate()', r.tbl);
+    END IF;
+  END LOOP;
+END $f$;
+"""
+
 _QUAL = "quote_ident(n.nspname) || '.' || quote_ident({0})"
 _REL_KIND = ("CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'f' THEN 'foreign table' "
              "WHEN 'S' THEN 'sequence' ELSE 'table' END")
@@ -532,25 +560,12 @@ class PostgresStore(Store):
         return " UNION ALL ".join(f"SELECT {pg_value(s)}, last_value, is_called FROM {s}" for s in seqs)
 
     # -- tracking -------------------------------------------------------------------------
-    def _install_tracking(self, name: str, rels: list) -> None:
-        self.sql(_QUIET + TRACKING_SQL + "SELECT sitectl.untrack();", "install change tracking")
-        parts = []
-        for tbl, leaf, root, pk, _ in rels:
-            if root:  # cloned onto every partition, present and future
-                args = ", ".join(pg_value(c) for c, _ in pk)
-                parts.append(f"CREATE TRIGGER sitectl_row AFTER INSERT OR UPDATE OR DELETE ON {tbl} FOR EACH ROW "
-                             f"EXECUTE FUNCTION sitectl.log_row({args});")
-            if leaf:  # a TRUNCATE of a parent fires each partition's
-                parts.append(f"CREATE TRIGGER sitectl_trunc AFTER TRUNCATE ON {tbl} FOR EACH STATEMENT "
-                             "EXECUTE FUNCTION sitectl.log_truncate();")
-        self.session.query_chunks(parts, "install change tracking", prelude=_QUIET)
-        self._reset_baseline(name)
-
-    def _reset_baseline(self, name: str) -> None:
-        self.sql(
-            "DELETE FROM sitectl.baseline; DELETE FROM sitectl.changes; DELETE FROM sitectl.meta; DELETE FROM sitectl.ddl; "
-            f"INSERT INTO sitectl.meta VALUES ({pg_value(name)}); "
-            f"INSERT INTO sitectl.baseline SELECT obj, defn || ':' || id FROM ({OBJECTS_SQL}) o;", "record baseline")
+    def _baseline_sql(self, name: str) -> str:
+        """Statements, for the caller's transaction, that record the baseline: snapshot
+        ``name``, every object's digest and OID, the change and DDL logs empty."""
+        return ("DELETE FROM sitectl.baseline; DELETE FROM sitectl.changes; DELETE FROM sitectl.meta; "
+                f"DELETE FROM sitectl.ddl; INSERT INTO sitectl.meta VALUES ({pg_value(name)}); "
+                f"INSERT INTO sitectl.baseline SELECT obj, defn || ':' || id FROM ({OBJECTS_SQL}) o;")
 
     # -- Store API ------------------------------------------------------------------------
     def exists(self, name: str) -> bool:
@@ -558,8 +573,39 @@ class PostgresStore(Store):
         return rows[0][0] == "1"
 
     def snapshot(self, name: str) -> dict:
+        """Take snapshot ``name`` (see the module's docstring), with no write lost: tracking is
+        in place and the logs emptied before the first table is read, and the baseline is set
+        only if nothing was logged while the copy was made; otherwise the copy is taken again,
+        up to :data:`SNAPSHOT_ATTEMPTS` times.
+
+        Raises:
+            StoreError: the application kept writing through every attempt (the message names
+                the tables), or a statement failed.
+        """
+        written: list[str] = []
+        for attempt in range(1, SNAPSHOT_ATTEMPTS + 1):
+            leaves, written = self._take(name)
+            if not written:
+                break
+            if attempt < SNAPSHOT_ATTEMPTS:
+                time.sleep(SNAPSHOT_RETRY_S * attempt)
+        else:
+            raise StoreError(
+                f"{self.site}: {self.label} was written while snapshot {name!r} was copied, {SNAPSHOT_ATTEMPTS} times "
+                f"(last: {', '.join(written[:5])}{' ...' if len(written) > 5 else ''}); a copy taken then would not "
+                "be one state. Stop what writes to the site (agents, its background jobs) and take it again")
         s = self.snap_schema(name)
-        self.sql(_QUIET + TRACKING_SQL, "install change tracking")
+        size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
+                        f"ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(s)}")
+        return {"fingerprint": self.fingerprint(name), "size": int(size[0][0]), "tables": leaves}
+
+    def _take(self, name: str) -> tuple[int, list[str]]:
+        """One attempt at snapshot ``name``: (leaves copied, what was written meanwhile: empty
+        when the copy is one state and the baseline is set)."""
+        s = self.snap_schema(name)
+        # From here every write is logged; until the end no baseline is set, so a reset meanwhile restores in full.
+        self.sql(f"{_QUIET}{TRACKING_SQL}DELETE FROM sitectl.meta; SELECT sitectl.track(); "
+                 "DELETE FROM sitectl.changes; DELETE FROM sitectl.ddl;", "install change tracking")
         sel: dict[str, str] = {}
         rels = self._rels(copy_lists=sel)
         leaves = [(t, pk) for t, leaf, _, pk, _ in rels if leaf]
@@ -580,10 +626,17 @@ class PostgresStore(Store):
                  f"WHERE d.line = 'CREATE SCHEMA ' || quote_ident(n.nspname) || ';') AS created "
                  f"FROM pg_namespace n WHERE {_APP}; CREATE TABLE {s}.__format AS SELECT {FORMAT} AS version;",
                  f"snapshot {name}")
-        self._install_tracking(name, rels)
-        size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
-                        f"ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(s)}")
-        return {"fingerprint": self.fingerprint(name), "size": int(size[0][0]), "tables": len(leaves)}
+        # One view of the logs (one transaction, one snapshot of them): empty, the baseline is
+        # set; else nothing is, and the tables written are returned.
+        quiet = "NOT EXISTS (SELECT 1 FROM sitectl.changes) AND NOT EXISTS (SELECT 1 FROM sitectl.ddl)"
+        rows = self.sql(
+            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; "
+            f"INSERT INTO sitectl.meta SELECT {pg_value(name)} WHERE {quiet}; "
+            f"DELETE FROM sitectl.baseline WHERE {quiet}; "
+            f"INSERT INTO sitectl.baseline SELECT obj, defn || ':' || id FROM ({OBJECTS_SQL}) o WHERE {quiet}; "
+            "SELECT DISTINCT to_json(tbl)::text FROM sitectl.changes UNION SELECT to_json('DDL: ' || tag)::text "
+            "FROM sitectl.ddl ORDER BY 1;", f"snapshot {name}")
+        return len(leaves), [json.loads(r[0]) for r in rows]
 
     #: Plain ``pg_dump --schema-only`` of the application's schemas: replayed into emptied
     #: schemas by a full restore (a ``--clean`` text cannot drop the indexes and constraints
@@ -798,8 +851,13 @@ class PostgresStore(Store):
         refresh = (f"DO $sitectl$ DECLARE v text; BEGIN FOR v IN SELECT name FROM {s}.__matviews LOOP "
                    "EXECUTE 'REFRESH MATERIALIZED VIEW ' || v; END LOOP; END $sitectl$;")
         try:
+            # Tracking anew and the baseline in the same transaction: a write waits for its
+            # table's lock and is logged after the commit, never lost between the two. The
+            # dump's settings (search_path '', ...) are reset first: the digests depend on them.
             self.sql(f"BEGIN;\n{_QUIET}\nSELECT sitectl.clear_schemas({pg_value(s)});\n{self._replay_schema_sql(name)}\n"
-                     f"{self._fill_sql(name)}\n{refresh}\nCOMMIT;", f"full restore from {name}")
+                     f"{self._fill_sql(name)}\n{refresh}\nRESET ALL; {_NO_JIT} {_QUIET}\nSELECT sitectl.track();\n"
+                     f"{self._baseline_sql(name)}\nCOMMIT;",
+                     f"full restore from {name}")
         except StoreError as err:
             if "max_locks_per_transaction" not in str(err):
                 raise
@@ -809,7 +867,6 @@ class PostgresStore(Store):
                 f"server's lock table is too small for it (max_locks_per_transaction {limits[0][0]} x max_connections "
                 f"{limits[0][1]}); nothing was changed. Raise max_locks_per_transaction (GitLab omnibus: 128 with 400 "
                 "connections) and restart the server, then reset again") from None
-        self._install_tracking(name, rels)
         differ = [json.loads(r[0]) for r in self.sql(
             f"SELECT to_json(COALESCE(g.obj, o.obj))::text FROM {s}.__objects g FULL JOIN (SELECT obj, defn FROM "
             f"({OBJECTS_SQL}) o WHERE {_NOT_OURS}) o ON o.obj = g.obj WHERE g.defn IS DISTINCT FROM o.defn ORDER BY 1",

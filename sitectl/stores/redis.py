@@ -3,9 +3,13 @@ included, so saved logins stay valid (research/fast-reset.md §4.3: restore the 
 rather than FLUSHALL).
 
 Snapshot ``NAME`` copies every key of database ``db`` into database 15 under the prefix
-``sitectl:NAME:`` with ``COPY`` (Redis 6.2+), inside one Lua script, so it is atomic. The
-fingerprint is a SHA-1 over the sorted keys and their ``DUMP`` values (TTLs are not part of it:
-they count down by themselves). Restore empties database ``db`` and copies the keys back.
+``sitectl:NAME:`` with ``COPY`` (Redis 6.2+), inside one Lua script, so it is atomic. The copies
+never expire: each key's time to live at the snapshot is kept in the hash ``sitectl:NAME#ttl``
+(GitLab's session keys live 7 days; a copy that expired with them would make golden
+unreachable). The fingerprint is a SHA-1 over the sorted keys, their ``DUMP`` values and
+whether each expires (the time left is not part of it: it counts down by itself). Restore
+empties database ``db``, copies the keys back and gives each expiring key the time to live it
+had at the snapshot, counted from the restore.
 """
 from __future__ import annotations
 
@@ -15,42 +19,69 @@ from sitectl.stores.transport import Command, ExecTransport, out_lines
 
 SNAP_DB = 15
 
+# The copies never expire (PERSIST): each key's time to live at the snapshot (ms) is kept in the
+# hash sitectl:NAME#ttl, and every restore gives the key that time again, counted from the reset.
 SNAPSHOT_LUA = """
 local name, db = ARGV[1], tonumber(ARGV[2])
+local ttls = 'sitectl:' .. name .. '#ttl'
 redis.call('SELECT', 15)
 local old = redis.call('KEYS', 'sitectl:' .. name .. ':*')
 for i = 1, #old do redis.call('DEL', old[i]) end
+redis.call('DEL', ttls)
 redis.call('SELECT', db)
 local keys = redis.call('KEYS', '*')
-for i = 1, #keys do redis.call('COPY', keys[i], 'sitectl:' .. name .. ':' .. keys[i], 'DB', 15) end
+local left = {}
+for i = 1, #keys do
+  redis.call('COPY', keys[i], 'sitectl:' .. name .. ':' .. keys[i], 'DB', 15)
+  left[i] = redis.call('PTTL', keys[i])
+end
 redis.call('SELECT', 15)
+for i = 1, #keys do
+  if left[i] > 0 then
+    redis.call('PERSIST', 'sitectl:' .. name .. ':' .. keys[i])
+    redis.call('HSET', ttls, keys[i], left[i])
+  end
+end
 redis.call('SET', 'sitectl:' .. name, #keys)
 return #keys
 """
 
 RESTORE_LUA = """
 local name, db = ARGV[1], tonumber(ARGV[2])
+local ttls = 'sitectl:' .. name .. '#ttl'
 redis.call('SELECT', 15)
 if redis.call('EXISTS', 'sitectl:' .. name) == 0 then return redis.error_reply('no snapshot ' .. name) end
 local keys = redis.call('KEYS', 'sitectl:' .. name .. ':*')
+local prefix = string.len('sitectl:' .. name .. ':')
+local left = {}
+for i = 1, #keys do left[i] = redis.call('HGET', ttls, string.sub(keys[i], prefix + 1)) end
 redis.call('SELECT', db)
 redis.call('FLUSHDB')
 redis.call('SELECT', 15)
-local prefix = string.len('sitectl:' .. name .. ':')
 for i = 1, #keys do
   redis.call('COPY', keys[i], string.sub(keys[i], prefix + 1), 'DB', db)
+end
+redis.call('SELECT', db)
+for i = 1, #keys do
+  if left[i] then redis.call('PEXPIRE', string.sub(keys[i], prefix + 1), tonumber(left[i])) end
 end
 return #keys
 """
 
+# A digest of the keys, their DUMP values and whether each expires (ARGV[4]: the snapshot's TTL
+# hash, or '' for the live keyspace, whose own PTTL is read). The time left is not part of it:
+# it counts down by itself, and each restore sets golden's again.
 DIGEST_LUA = """
-local pattern, strip, db = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local pattern, strip, db, ttls = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] or ''
 redis.call('SELECT', db)
 local keys = redis.call('KEYS', pattern)
 table.sort(keys)
 local parts = {}
 for i = 1, #keys do
-  parts[#parts + 1] = redis.sha1hex(string.sub(keys[i], strip + 1) .. '\\0' .. redis.call('DUMP', keys[i]))
+  local k = string.sub(keys[i], strip + 1)
+  local expires
+  if ttls == '' then expires = redis.call('PTTL', keys[i]) > 0 else expires = redis.call('HEXISTS', ttls, k) == 1 end
+  parts[#parts + 1] = redis.sha1hex(k .. '\\0' .. redis.call('DUMP', keys[i]) .. (expires and '\\0e' or ''))
 end
 return #keys .. ':' .. redis.sha1hex(table.concat(parts))
 """
@@ -58,6 +89,7 @@ return #keys .. ':' .. redis.sha1hex(table.concat(parts))
 
 EXPORT_LUA = """
 local name = ARGV[1]
+local ttls = 'sitectl:' .. name .. '#ttl'
 redis.call('SELECT', 15)
 local keys = redis.call('KEYS', 'sitectl:' .. name .. ':*')
 table.sort(keys)
@@ -65,21 +97,25 @@ local out = {}
 local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', string.byte(c)) end)) end
 local prefix = string.len('sitectl:' .. name .. ':')
 for i = 1, #keys do
-  local ttl = redis.call('PTTL', keys[i])
-  if ttl < 0 then ttl = 0 end
-  out[#out + 1] = hex(string.sub(keys[i], prefix + 1)) .. ' ' .. hex(redis.call('DUMP', keys[i])) .. ' ' .. ttl
+  local k = string.sub(keys[i], prefix + 1)
+  local ttl = tonumber(redis.call('HGET', ttls, k) or '0')
+  out[#out + 1] = hex(k) .. ' ' .. hex(redis.call('DUMP', keys[i])) .. ' ' .. ttl
 end
 return out
 """
 
 IMPORT_LUA = """
 local name = ARGV[1]
+local ttls = 'sitectl:' .. name .. '#ttl'
 redis.call('SELECT', 15)
 local old = redis.call('KEYS', 'sitectl:' .. name .. ':*')
 for i = 1, #old do redis.call('DEL', old[i]) end
+redis.call('DEL', ttls)
 local function unhex(h) return (h:gsub('..', function(b) return string.char(tonumber(b, 16)) end)) end
 for i = 2, #ARGV, 3 do
-  redis.call('RESTORE', 'sitectl:' .. name .. ':' .. unhex(ARGV[i]), tonumber(ARGV[i + 2]), unhex(ARGV[i + 1]), 'REPLACE')
+  local k = unhex(ARGV[i])
+  redis.call('RESTORE', 'sitectl:' .. name .. ':' .. k, 0, unhex(ARGV[i + 1]), 'REPLACE')
+  if tonumber(ARGV[i + 2]) > 0 then redis.call('HSET', ttls, k, ARGV[i + 2]) end
 end
 redis.call('SET', 'sitectl:' .. name, (#ARGV - 1) / 3)
 return (#ARGV - 1) / 3
@@ -118,13 +154,15 @@ class RedisStore(Store):
     def _digest(self, name: str | None) -> str:
         if name:
             prefix = f"sitectl:{name}:"
-            return self._eval(DIGEST_LUA, prefix + "*", str(len(prefix)), str(SNAP_DB), what="digest")
-        return self._eval(DIGEST_LUA, "*", "0", str(self.db), what="digest")
+            return self._eval(DIGEST_LUA, prefix + "*", str(len(prefix)), str(SNAP_DB), f"sitectl:{name}#ttl",
+                              what="digest")
+        return self._eval(DIGEST_LUA, "*", "0", str(self.db), "", what="digest")
 
     def detect_requests(self, name: str) -> list:
         prefix = f"sitectl:{name}:"
-        return [Command([*self.client, "EVAL", DIGEST_LUA, "0", "*", "0", str(self.db)]),
-                Command([*self.client, "EVAL", DIGEST_LUA, "0", prefix + "*", str(len(prefix)), str(SNAP_DB)])]
+        return [Command([*self.client, "EVAL", DIGEST_LUA, "0", "*", "0", str(self.db), ""]),
+                Command([*self.client, "EVAL", DIGEST_LUA, "0", prefix + "*", str(len(prefix)), str(SNAP_DB),
+                         f"sitectl:{name}#ttl"])]
 
     def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
         (rc1, live), (rc2, snap) = results
@@ -167,5 +205,6 @@ class RedisStore(Store):
 
     def drop(self, name: str) -> None:
         self._eval("redis.call('SELECT', 15) local k = redis.call('KEYS', 'sitectl:' .. ARGV[1] .. ':*') "
-                   "for i = 1, #k do redis.call('DEL', k[i]) end redis.call('DEL', 'sitectl:' .. ARGV[1]) return #k",
+                   "for i = 1, #k do redis.call('DEL', k[i]) end redis.call('DEL', 'sitectl:' .. ARGV[1], "
+                   "'sitectl:' .. ARGV[1] .. '#ttl') return #k",
                    name, what=f"drop {name}")

@@ -12,12 +12,14 @@ import pytest
 from sitectl.ops import login as loginmod
 from sitectl.sites import driver_for
 from sitectl.stack.target import resolve_target
+from tests.actions import postmill
 from tests.conftest import cli
 from tests.faultproxy import FaultProxy
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("keep_login_registry")]
 
 ROOT = Path(__file__).resolve().parents[2]
+FORUM = "http://127.0.0.1:9999"
 EIGHT = ["gitlab_state.json", "shopping_state.json", "shopping_admin_state.json", "reddit_state.json",
          "gitlab.reddit_state.json", "gitlab.shopping_state.json", "gitlab.shopping_admin_state.json",
          "shopping.shopping_admin_state.json"]
@@ -91,9 +93,33 @@ def test_check_tells_logged_out_and_reset_rebuilds(mini, tmp_path):
     assert res["rebuilt"] == ["gitlab", "reddit", "shopping", "shopping_admin"]
     for name in EIGHT:
         assert set(probe_file(mini, tmp_path / name).values()) == {"logged_in"}, name
-    # `sitectl reset` itself rebuilds the recorded folder's states.
-    assert cli("reset", "reddit", "--json")[0] == 0
+    # `sitectl reset` writes nothing after the restore: it names the recorded folder's stale
+    # states and the command that logs in again, and `verify --deep` passes right after it.
+    code, res = cli("reset", "reddit", "--json")
+    assert code == 0 and res["logins_ok"], res
+    assert res["logins"] == [{"folder": str(tmp_path.resolve()), "stale": ["reddit"],
+                              "refresh": f"sitectl login --check --out {tmp_path.resolve()}"}]
+    assert cli("verify", "--deep", "reddit", "--json")[0] == 0
+    assert probe_file(mini, tmp_path / "reddit_state.json") == {"reddit": "logged_out"}
+    # `reset --login` logs in again there.
+    code, res = cli("reset", "reddit", "--login", "--json")
+    assert code == 0 and res["logins"] == [{"folder": str(tmp_path.resolve()), "rebuilt": ["reddit"], "ok": True}], res
     assert probe_file(mini, tmp_path / "reddit_state.json") == {"reddit": "logged_in"}
+
+
+def test_a_login_that_fails_after_a_reset_leaves_the_reset_standing(mini, tmp_path):
+    """The refresh of `reset --login` fails (a state file's path is taken by a folder): exit 6
+    naming the folder, the reset's rows reported as they are; no traceback."""
+    assert cli("login", "reddit", "--out", str(tmp_path), "--json")[0] == 0
+    (tmp_path / "reddit_state.json").unlink()
+    (tmp_path / "reddit_state.json").mkdir()
+    post = postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", "made before the reset")
+    code, res = cli("reset", "reddit", "--login", "--json")
+    assert code == 6, res
+    assert "the reset succeeded (its rows stand), but logging in again failed" in res["error"]
+    assert res["sites"][0]["method"] == "delta" and res["logins_ok"] is False
+    assert res["logins"][0]["folder"] == str(tmp_path.resolve()) and not res["logins"][0]["ok"]
+    assert not postmill.post_exists(FORUM, post)  # the reset did its work (the login's sessions are new)
 
 
 def test_wrong_password_is_refused_and_leaves_no_file(mini, tmp_path):
