@@ -38,6 +38,8 @@ def up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = Q
 
 def _up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter, build: bool,
         recreate: bool, check_images: bool = True) -> list[SiteUp]:
+    if snapshots.manifest_path(target, snapshots.GOLDEN).is_file():
+        snapshots.read_manifest(target, snapshots.GOLDEN)  # damaged: refused before any container changes
     if check_images:
         ensure_images(target, sites, engine, reporter, build=build)
     engine.ensure_network(target.network, target.labels())

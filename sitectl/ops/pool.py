@@ -82,8 +82,9 @@ HEALTH_TTL = 5.0
 
 
 def default_reset(target: Target, sites: list[str] | None, full: bool, engine: Engine) -> dict:
-    """Reset ``sites`` of ``target`` (default: its mutable sites) to golden and rebuild the
-    storage states ``sitectl login`` recorded; returns ``{"sites": [...], "logins": [...]}``."""
+    """Reset ``sites`` of ``target`` (default: its mutable sites) to golden; nothing is written
+    after the restore (BrowserGym's clients log in themselves). Returns ``{"sites": [...],
+    "logins": [...]}`` (``logins``: the recorded storage states the reset made stale)."""
 
     chosen = target.stack.reset_sites(sites)
     # A bounded wait for the instance lock: a stuck holder fails this reset instead of the pool.

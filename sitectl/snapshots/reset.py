@@ -8,6 +8,7 @@ is recorded in the site's :class:`SiteReset`. A reset runs under the instance lo
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -69,14 +70,12 @@ def _restore_stores(site: Site, stores: SiteStores, name: str, full: bool, res: 
     reporter.step(site.name, f"{res.method} restore from {name}" + (f": {len(res.changed)} item(s)" if res.changed else ""))
     # A delta restores, flushes and checks in one round trip when every store can.
     left = stores.restore(name, found)
-    if left:
-        _unless_being_written(site, stores, name, left, res.method)
+    if left and not _settled(site, stores, name, res.method):
         res.escalations.append(f"after {res.method}: still changed: {', '.join(left[:5])}")
         reporter.step(site.name, f"check failed after {res.method}; escalating to full")
         res.method = "full"
         left = stores.restore_all(name)
-        if left:
-            _unless_being_written(site, stores, name, left, "full")
+        if left and not _settled(site, stores, name, "full"):
             raise StoreError(f"{site.name}: still changed after a full restore: {', '.join(left[:5])}")
 
 
@@ -85,21 +84,34 @@ def _restore_stores(site: Site, stores: SiteStores, name: str, full: bool, res: 
 WRITE_WATCH_S = 0.5
 
 
-def _unless_being_written(site: Site, stores: SiteStores, name: str, left: list[str], method: str) -> None:
-    """After a restore left ``left`` changed: look again :data:`WRITE_WATCH_S` later. If what
-    differs has changed meanwhile, the site is being written to (an agent or a job still at
-    work), which no escalation would cure: raise :class:`WrittenDuringReset`. Else return (the
-    caller escalates)."""
+def _settled(site: Site, stores: SiteStores, name: str, method: str) -> bool:
+    """After a restore's closing check found something: detect twice, :data:`WRITE_WATCH_S`
+    apart, with nothing of sitectl running in between. Nothing found: True (the site equals the
+    snapshot; no escalation). The same both times: False (a restore that did not take; the
+    caller escalates). Different (items, or the keys behind them): the site is being written to
+    (an agent or a job still at work), which no escalation would cure: raises
+    :class:`WrittenDuringReset`."""
+    first = _detected(stores, name)
+    if not first:
+        return True
     time.sleep(WRITE_WATCH_S)
-    later = [i for _, c in stores.changes(name).per_store for i in c.items]
-    if sorted(later) != sorted(left):
-        grew = sorted(set(later) - set(left))
+    later = _detected(stores, name)
+    if not later:
+        return True
+    if later != first:
+        items = sorted({i for _, c in stores.changes(name).per_store for i in c.items})
         raise WrittenDuringReset(
-            f"{site.name}: written to while it was reset (after the {method} restore {len(left)} item(s) differed, "
-            f"then {len(later)}: {', '.join((grew or later)[:5])}); what changed before the reset began was restored, "
-            f"what came during it is still logged. Stop what writes to the site, then `sitectl reset {site.name}` "
-            "again (a delta)")
+            f"{site.name}: written to while it was reset (what differs after the {method} restore kept changing: "
+            f"{', '.join(items[:5])}{' ...' if len(items) > 5 else ''}); what changed before the reset began was "
+            "restored, what came during it is still logged. Stop what writes to the site, then "
+            f"`sitectl reset {site.name}` again (a delta)")
+    return False
 
+
+def _detected(stores: SiteStores, name: str) -> list[str]:
+    """What a detection finds, store by store, items and the detail behind them (logged keys,
+    counts), as comparable text."""
+    return [json.dumps([c.items, c.detail], sort_keys=True, default=str) for _, c in stores.changes(name).per_store if c]
 
 
 def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, full: bool = False,
@@ -196,6 +208,10 @@ def recover(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[
             snap = GOLDEN  # the named snapshot no longer covers them; golden is what a reset means
     except UsageError:
         snap = GOLDEN  # the named snapshot is gone; golden is what a reset means
+    except DamagedRecord:
+        if snap == GOLDEN:
+            raise
+        snap = GOLDEN  # the named snapshot's manifest is damaged; golden is what a reset means
     rows = _reset_sites(target, chosen, engine, snap, True, reporter)
     for r in rows:
         r.escalations.insert(0, why)

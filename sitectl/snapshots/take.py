@@ -7,7 +7,7 @@ import datetime as dt
 import time
 
 from sitectl.engine.base import Engine
-from sitectl.errors import SitectlError, StoreError
+from sitectl.errors import DamagedRecord, SitectlError, StoreError
 from sitectl.progress import QUIET, Reporter
 from sitectl.snapshots.journal import instance_lock, wait_for_leftover_execs
 from sitectl.snapshots.manifest import (
@@ -119,10 +119,14 @@ def delete(target: Target, name: str, engine: Engine) -> list[str]:
 
 
 def _delete(target: Target, name: str, engine: Engine) -> list[str]:
-    m = read_manifest(target, name)
+    try:
+        listed = list(read_manifest(target, name)["sites"])
+    except DamagedRecord:
+        # Asked to delete it: its copies may be in any site that has stores.
+        listed = [s.name for s in stateful(target, list(target.stack.sites.values()))]
     engine.ping()
     done = []
-    for site_name in m["sites"]:
+    for site_name in listed:
         site = target.stack.sites.get(site_name)
         if site is None or engine.container(target.container(site)) is None:
             continue

@@ -42,22 +42,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 import uuid
 
 from sitectl.errors import StoreError
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.literals import pg_value
-from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession
+from sitectl.stores.sql import SNAPSHOT_ATTEMPTS, SQL_BUDGET, SqlResult, SqlSession, take_when_quiet
 
 #: Layout of a snapshot schema and of the tracking; a snapshot of another format is refused
 #: with the next step (take it again).
 FORMAT = 3
 MAX_KEYS_PER_TABLE = 5000
-#: Attempts at a snapshot while the application writes, and the pause before the next (s, times
-#: the attempt's number).
-SNAPSHOT_ATTEMPTS = 3
-SNAPSHOT_RETRY_S = 0.5
 #: Up to this many logged keys in all, they are read with the detection and put in the restore
 #: statement as literals (the planner then always uses the primary-key index).
 MAX_INLINE_KEYS = 2000
@@ -361,6 +356,27 @@ BEGIN
 END $f$;
 """
 
+# Every leaf copied into snapshot schema ``snap`` (as ``_qname`` names them) and indexed by its
+# root's primary key, server-side: one statement, so a REPEATABLE READ transaction makes all
+# the copies of one moment while the application keeps writing.
+TRACKING_SQL += f"""
+CREATE OR REPLACE FUNCTION sitectl.copy_all(snap text) RETURNS integer LANGUAGE plpgsql AS $f$
+DECLARE r record; n integer := 0; q text;
+BEGIN
+  FOR r IN SELECT t.tbl, t.pk, t.sel FROM ({RELS_SQL}) t WHERE t.leaf ORDER BY t.tbl LOOP
+    q := 'c' || md5(convert_to(r.tbl, 'UTF8'));
+    EXECUTE format('CREATE TABLE %I.%I AS SELECT %s FROM ONLY %s', snap, q, CASE WHEN r.sel = '' THEN '*' ELSE r.sel END,
+                   r.tbl);
+    IF r.pk <> '[]' THEN
+      EXECUTE format('CREATE INDEX ON %I.%I (%s)', snap, q, (SELECT string_agg(quote_ident(e ->> 0), ', ' ORDER BY o)
+                     FROM json_array_elements(r.pk::json) WITH ORDINALITY x(e, o)));
+    END IF;
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $f$;
+"""
+
 _QUAL = "quote_ident(n.nspname) || '.' || quote_ident({0})"
 _REL_KIND = ("CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'f' THEN 'foreign table' "
              "WHEN 'S' THEN 'sequence' ELSE 'table' END")
@@ -539,20 +555,14 @@ class PostgresStore(Store):
         return f"sitectl_s_{name}"
 
     # -- facts ----------------------------------------------------------------------------
-    def _rels(self, source: str | None = None, copy_lists: dict | None = None) -> list[tuple[str, bool, bool, list, list]]:
+    def _rels(self, source: str | None = None) -> list[tuple[str, bool, bool, list, list]]:
         """(table, leaf, root, primary key [[column, type]], insert columns) of every table and
-        partitioned parent: live (``source`` None) or as snapshot schema ``source`` saved them.
-        ``copy_lists`` (live only) receives each leaf's select list for its copy."""
+        partitioned parent: live (``source`` None) or as snapshot schema ``source`` saved them."""
         src = f"({RELS_SQL})" if source is None else f"{source}.__tables"
-        sel = "r.sel" if source is None else "''"
-        rows = self.sql(f"SELECT to_json(r.tbl)::text, r.leaf, r.root, r.pk, r.cols, {sel} FROM {src} r ORDER BY r.tbl",
+        rows = self.sql(f"SELECT to_json(r.tbl)::text, r.leaf, r.root, r.pk, r.cols FROM {src} r ORDER BY r.tbl",
                         "list tables")
-        out = []
-        for t, leaf, root, pk, cols, lst in rows:
-            out.append((json.loads(t), leaf == "t", root == "t", json.loads(pk), json.loads(cols)))
-            if copy_lists is not None and leaf == "t":
-                copy_lists[out[-1][0]] = lst
-        return out
+        return [(json.loads(t), leaf == "t", root == "t", json.loads(pk), json.loads(cols))
+                for t, leaf, root, pk, cols in rows]
 
     def _sequence_values_sql(self, seqs: list[str]) -> str:
         if not seqs:
@@ -573,70 +583,66 @@ class PostgresStore(Store):
         return rows[0][0] == "1"
 
     def snapshot(self, name: str) -> dict:
-        """Take snapshot ``name`` (see the module's docstring), with no write lost: tracking is
-        in place and the logs emptied before the first table is read, and the baseline is set
-        only if nothing was logged while the copy was made; otherwise the copy is taken again,
-        up to :data:`SNAPSHOT_ATTEMPTS` times.
+        """Take snapshot ``name`` (see the module's docstring and :meth:`_take`) with no write
+        lost: the copies are one moment, and what is written meanwhile is logged. An attempt
+        during which the schema changed (DDL) is taken again, up to :data:`SNAPSHOT_ATTEMPTS`
+        times.
 
         Raises:
-            StoreError: the application kept writing through every attempt (the message names
-                the tables), or a statement failed.
+            StoreError: the schema kept changing through every attempt (the message names the
+                statements), or a statement failed.
         """
-        written: list[str] = []
-        for attempt in range(1, SNAPSHOT_ATTEMPTS + 1):
-            leaves, written = self._take(name)
-            if not written:
-                break
-            if attempt < SNAPSHOT_ATTEMPTS:
-                time.sleep(SNAPSHOT_RETRY_S * attempt)
-        else:
+        leaves, written = take_when_quiet(lambda: self._take(name))
+        if written:
             raise StoreError(
-                f"{self.site}: {self.label} was written while snapshot {name!r} was copied, {SNAPSHOT_ATTEMPTS} times "
-                f"(last: {', '.join(written[:5])}{' ...' if len(written) > 5 else ''}); a copy taken then would not "
-                "be one state. Stop what writes to the site (agents, its background jobs) and take it again")
+                f"{self.site}: {self.label}'s schema changed while snapshot {name!r} was copied, {SNAPSHOT_ATTEMPTS} "
+                f"times (last: {', '.join(written[:5])}{' ...' if len(written) > 5 else ''}); a copy taken then would "
+                "not be one state. Stop what changes the site's schema (migrations, partition jobs) and take it again")
         s = self.snap_schema(name)
         size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
                         f"ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(s)}")
         return {"fingerprint": self.fingerprint(name), "size": int(size[0][0]), "tables": leaves}
 
     def _take(self, name: str) -> tuple[int, list[str]]:
-        """One attempt at snapshot ``name``: (leaves copied, what was written meanwhile: empty
-        when the copy is one state and the baseline is set)."""
+        """One attempt at snapshot ``name``: (leaves copied, the DDL run meanwhile: empty when
+        the baseline is set).
+
+        Tracking goes in first and the logs are emptied, then every table is copied in one
+        ``REPEATABLE READ`` transaction: the copies are one moment of the database while the
+        application keeps writing, and every write that is not in them is in the change log
+        (the next reset undoes it; one that is in them is logged too, and restoring it changes
+        nothing). Only DDL meanwhile (the schema dump is a session of its own) makes the
+        attempt count as written."""
         s = self.snap_schema(name)
-        # From here every write is logged; until the end no baseline is set, so a reset meanwhile restores in full.
+        # Until the end no baseline is set, so a reset meanwhile restores in full.
         self.sql(f"{_QUIET}{TRACKING_SQL}DELETE FROM sitectl.meta; SELECT sitectl.track(); "
                  "DELETE FROM sitectl.changes; DELETE FROM sitectl.ddl;", "install change tracking")
-        sel: dict[str, str] = {}
-        rels = self._rels(copy_lists=sel)
-        leaves = [(t, pk) for t, leaf, _, pk, _ in rels if leaf]
-        parts = [f"DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};"]
-        parts += [f"CREATE TABLE {s}.{_qname(t)} AS SELECT {sel[t] or '*'} FROM ONLY {t};" for t, _ in leaves]
-        # Index each copy by its primary key: a delta restore reads only the changed rows.
-        parts += [f"CREATE INDEX ON {s}.{_qname(t)} ({', '.join(_ident(c) for c, _ in pk)});" for t, pk in leaves if pk]
-        parts.append(f"CREATE TABLE {s}.__tables AS SELECT tbl, leaf, root, pk, cols FROM ({RELS_SQL}) t;")
-        parts.append(f"CREATE TABLE {s}.__sequences AS SELECT s, l, c FROM sitectl.sequences();")
-        parts.append(f"CREATE TABLE {s}.__objects AS SELECT obj, defn FROM ({OBJECTS_SQL}) o WHERE {_NOT_OURS};")
-        parts.append(f"CREATE TABLE {s}.__matviews AS SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) "
-                     f"AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                     f"WHERE c.relkind = 'm' AND c.relispopulated AND {_APP};")
-        parts.append(f"CREATE TABLE {s}.__schema (n serial PRIMARY KEY, line text NOT NULL);")
-        self.session.query_chunks(parts, f"snapshot {name}", prelude=_QUIET)
+        self.sql(f"{_QUIET} DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};", f"snapshot {name}")
+        rows = self.sql(
+            f"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; {_QUIET} "
+            f"CREATE TABLE {s}.__tables AS SELECT tbl, leaf, root, pk, cols FROM ({RELS_SQL}) t; "
+            f"CREATE TABLE {s}.__sequences AS SELECT s, l, c FROM sitectl.sequences(); "
+            f"CREATE TABLE {s}.__objects AS SELECT obj, defn FROM ({OBJECTS_SQL}) o WHERE {_NOT_OURS}; "
+            f"CREATE TABLE {s}.__matviews AS SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) "
+            f"AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            f"WHERE c.relkind = 'm' AND c.relispopulated AND {_APP}; "
+            f"CREATE TABLE {s}.__schema (n serial PRIMARY KEY, line text NOT NULL); "
+            f"SELECT sitectl.copy_all({pg_value(s)});", f"snapshot {name}")
+        leaves = int(rows[0][0]) if rows and rows[0] else 0
         self.session.dump_into_table(self.DUMP_ARGS, f"{s}.__schema", f"{self.label} schema dump")
         self.sql(f"CREATE TABLE {s}.__schemas AS SELECT n.nspname::text AS name, EXISTS (SELECT 1 FROM {s}.__schema d "
                  f"WHERE d.line = 'CREATE SCHEMA ' || quote_ident(n.nspname) || ';') AS created "
                  f"FROM pg_namespace n WHERE {_APP}; CREATE TABLE {s}.__format AS SELECT {FORMAT} AS version;",
                  f"snapshot {name}")
-        # One view of the logs (one transaction, one snapshot of them): empty, the baseline is
-        # set; else nothing is, and the tables written are returned.
-        quiet = "NOT EXISTS (SELECT 1 FROM sitectl.changes) AND NOT EXISTS (SELECT 1 FROM sitectl.ddl)"
+        # One view of the DDL log (one transaction): empty, the baseline is set; else nothing is.
+        quiet = "NOT EXISTS (SELECT 1 FROM sitectl.ddl)"
         rows = self.sql(
             "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; "
             f"INSERT INTO sitectl.meta SELECT {pg_value(name)} WHERE {quiet}; "
             f"DELETE FROM sitectl.baseline WHERE {quiet}; "
             f"INSERT INTO sitectl.baseline SELECT obj, defn || ':' || id FROM ({OBJECTS_SQL}) o WHERE {quiet}; "
-            "SELECT DISTINCT to_json(tbl)::text FROM sitectl.changes UNION SELECT to_json('DDL: ' || tag)::text "
-            "FROM sitectl.ddl ORDER BY 1;", f"snapshot {name}")
-        return len(leaves), [json.loads(r[0]) for r in rows]
+            "SELECT DISTINCT to_json('DDL: ' || tag)::text FROM sitectl.ddl ORDER BY 1;", f"snapshot {name}")
+        return leaves, [json.loads(r[0]) for r in rows]
 
     #: Plain ``pg_dump --schema-only`` of the application's schemas: replayed into emptied
     #: schemas by a full restore (a ``--clean`` text cannot drop the indexes and constraints

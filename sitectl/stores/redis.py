@@ -18,22 +18,30 @@ from sitectl.stores.base import Changes, Store
 from sitectl.stores.transport import Command, ExecTransport, out_lines
 
 SNAP_DB = 15
+#: Keys that expire sooner than this after the snapshot (ms: one hour) are not kept: caches and
+#: rate-limit counters, which a reset drops. GitLab's sessions live 7 days (research:
+#: contract-postmill-gitlab-map.md, ``session_expire_delay``).
+MIN_TTL_MS = 3_600_000
 
 # The copies never expire (PERSIST): each key's time to live at the snapshot (ms) is kept in the
 # hash sitectl:NAME#ttl, and every restore gives the key that time again, counted from the reset.
 SNAPSHOT_LUA = """
-local name, db = ARGV[1], tonumber(ARGV[2])
+local name, db, floor = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local ttls = 'sitectl:' .. name .. '#ttl'
 redis.call('SELECT', 15)
 local old = redis.call('KEYS', 'sitectl:' .. name .. ':*')
 for i = 1, #old do redis.call('DEL', old[i]) end
 redis.call('DEL', ttls)
 redis.call('SELECT', db)
-local keys = redis.call('KEYS', '*')
-local left = {}
-for i = 1, #keys do
-  redis.call('COPY', keys[i], 'sitectl:' .. name .. ':' .. keys[i], 'DB', 15)
-  left[i] = redis.call('PTTL', keys[i])
+local all = redis.call('KEYS', '*')
+local keys, left = {}, {}
+for i = 1, #all do
+  local t = redis.call('PTTL', all[i])
+  if t < 0 or t >= floor then
+    keys[#keys + 1] = all[i]
+    left[#keys] = t
+    redis.call('COPY', all[i], 'sitectl:' .. name .. ':' .. all[i], 'DB', 15)
+  end
 end
 redis.call('SELECT', 15)
 for i = 1, #keys do
@@ -43,6 +51,7 @@ for i = 1, #keys do
   end
 end
 redis.call('SET', 'sitectl:' .. name, #keys)
+redis.call('SET', 'sitectl:' .. name .. '#v', '2')
 return #keys
 """
 
@@ -73,6 +82,10 @@ return #keys
 # it counts down by itself, and each restore sets golden's again.
 DIGEST_LUA = """
 local pattern, strip, db, ttls = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] or ''
+if ttls ~= '' then  -- a snapshot of sitectl before 0.1.x's TTL hash: its copies carry their own TTL
+  redis.call('SELECT', 15)
+  if redis.call('EXISTS', string.sub(ttls, 1, -5) .. '#v') == 0 then ttls = '' end
+end
 redis.call('SELECT', db)
 local keys = redis.call('KEYS', pattern)
 table.sort(keys)
@@ -118,6 +131,7 @@ for i = 2, #ARGV, 3 do
   if tonumber(ARGV[i + 2]) > 0 then redis.call('HSET', ttls, k, ARGV[i + 2]) end
 end
 redis.call('SET', 'sitectl:' .. name, (#ARGV - 1) / 3)
+redis.call('SET', 'sitectl:' .. name .. '#v', '2')
 return (#ARGV - 1) / 3
 """
 
@@ -148,7 +162,7 @@ class RedisStore(Store):
         return self.transport.run([*self.client, "-n", str(SNAP_DB), "EXISTS", f"sitectl:{name}"], "redis exists").strip() == "1"
 
     def snapshot(self, name: str) -> dict:
-        n = self._eval(SNAPSHOT_LUA, name, str(self.db), what=f"snapshot {name}")
+        n = self._eval(SNAPSHOT_LUA, name, str(self.db), str(MIN_TTL_MS), what=f"snapshot {name}")
         return {"fingerprint": self.fingerprint(name), "size": 0, "keys": int(n or 0)}
 
     def _digest(self, name: str | None) -> str:
@@ -206,5 +220,5 @@ class RedisStore(Store):
     def drop(self, name: str) -> None:
         self._eval("redis.call('SELECT', 15) local k = redis.call('KEYS', 'sitectl:' .. ARGV[1] .. ':*') "
                    "for i = 1, #k do redis.call('DEL', k[i]) end redis.call('DEL', 'sitectl:' .. ARGV[1], "
-                   "'sitectl:' .. ARGV[1] .. '#ttl') return #k",
+                   "'sitectl:' .. ARGV[1] .. '#ttl', 'sitectl:' .. ARGV[1] .. '#v') return #k",
                    name, what=f"drop {name}")

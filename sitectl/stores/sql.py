@@ -26,6 +26,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -39,6 +40,25 @@ STAGE = "/var/lib/sitectl/stage"
 #: Bytes one SQL text may have: it travels as one argument of ``mysql -e`` / ``psql -c``
 #: (Linux caps one argument at 128 KiB).
 SQL_BUDGET = 100_000
+#: Attempts at a snapshot while the application writes, and the pause before the next (s, times
+#: the attempt's number).
+SNAPSHOT_ATTEMPTS = 3
+SNAPSHOT_RETRY_S = 0.5
+
+
+def take_when_quiet(take) -> tuple[int, list[str]]:
+    """Run ``take`` (one snapshot attempt, returning ``(tables copied, what was written
+    meanwhile)``) until an attempt reports nothing written, at most :data:`SNAPSHOT_ATTEMPTS`
+    times, pausing :data:`SNAPSHOT_RETRY_S` × the attempt's number in between. Returns the last
+    attempt's result: what was written is non-empty only when every attempt was written."""
+    for attempt in range(1, SNAPSHOT_ATTEMPTS + 1):
+        tables, written = take()
+        if not written or attempt == SNAPSHOT_ATTEMPTS:
+            return tables, written
+        time.sleep(SNAPSHOT_RETRY_S * attempt)
+    raise AssertionError("unreachable")
+
+
 #: psql flags: no ~/.psqlrc, quiet, unaligned, tuples only, tab-separated, stop on error.
 PSQL_FLAGS = ["-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1"]
 

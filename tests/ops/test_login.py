@@ -95,15 +95,19 @@ def test_check_tells_logged_out_and_reset_rebuilds(mini, tmp_path):
         assert set(probe_file(mini, tmp_path / name).values()) == {"logged_in"}, name
     # `sitectl reset` writes nothing after the restore: it names the recorded folder's stale
     # states and the command that logs in again, and `verify --deep` passes right after it.
+    here = str(tmp_path.resolve())  # other tests' folders may be recorded too
     code, res = cli("reset", "reddit", "--json")
     assert code == 0 and res["logins_ok"], res
-    assert res["logins"] == [{"folder": str(tmp_path.resolve()), "stale": ["reddit"],
-                              "refresh": f"sitectl login --check --out {tmp_path.resolve()}"}]
+    assert [r for r in res["logins"] if r["folder"] == here] == [
+        {"folder": here, "stale": ["reddit"], "refresh": f"sitectl login --check --out {here}"}]
     assert cli("verify", "--deep", "reddit", "--json")[0] == 0
     assert probe_file(mini, tmp_path / "reddit_state.json") == {"reddit": "logged_out"}
     # `reset --login` logs in again there.
     code, res = cli("reset", "reddit", "--login", "--json")
-    assert code == 0 and res["logins"] == [{"folder": str(tmp_path.resolve()), "rebuilt": ["reddit"], "ok": True}], res
+    assert [r for r in res["logins"] if r["folder"] == here] == [{"folder": here, "rebuilt": ["reddit"], "ok": True}], res
+    # Folders other tests recorded (for this instance, in earlier runs too) are refreshed as well;
+    # only they may have failed.
+    assert code == 0 or (code == 6 and all(r["folder"] != here for r in res["logins"] if not r["ok"])), res
     assert probe_file(mini, tmp_path / "reddit_state.json") == {"reddit": "logged_in"}
 
 
@@ -118,7 +122,8 @@ def test_a_login_that_fails_after_a_reset_leaves_the_reset_standing(mini, tmp_pa
     assert code == 6, res
     assert "the reset succeeded (its rows stand), but logging in again failed" in res["error"]
     assert res["sites"][0]["method"] == "delta" and res["logins_ok"] is False
-    assert res["logins"][0]["folder"] == str(tmp_path.resolve()) and not res["logins"][0]["ok"]
+    (mine,) = [r for r in res["logins"] if r["folder"] == str(tmp_path.resolve())]
+    assert not mine["ok"] and mine["error"], mine
     assert not postmill.post_exists(FORUM, post)  # the reset did its work (the login's sessions are new)
 
 

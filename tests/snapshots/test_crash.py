@@ -23,7 +23,7 @@ from tests.actions import magento, postmill
 
 pytestmark = pytest.mark.docker
 SITECTL = str(Path(sys.executable).with_name("sitectl"))
-KILLS = int(os.environ.get("SITECTL_CRASH_KILLS", "100"))
+KILLS = int(os.environ.get("SITECTL_CRASH_KILLS", "60"))
 SITES = ["reddit", "shopping"]
 
 
