@@ -31,6 +31,7 @@ from requests.cookies import create_cookie
 
 from sitectl import http
 from sitectl.errors import LoginError, SitectlError, SiteUnhealthy, UsageError
+from sitectl.ops.tasks import site_comb_from_state_path
 from sitectl.paths import instance_dir
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites import driver_for
@@ -383,13 +384,21 @@ def _registry(target: Target) -> Path:
     return instance_dir(target.instance) / "login-folders.json"
 
 
-def _remember(target: Target, folder: Path, role: str) -> None:
-    """Record ``folder`` (absolute) as holding states of ``role`` for this instance."""
+def _known(target: Target) -> dict:
+    """The recorded state folders of the instance, folder -> role (an unreadable or
+    wrong-shaped registry counts as none: it only ever names folders)."""
     p = _registry(target)
     try:
         known = json.loads(p.read_text()) if p.is_file() else {}
     except (OSError, ValueError):
-        known = {}
+        return {}
+    return {f: r for f, r in known.items() if isinstance(r, str)} if isinstance(known, dict) else {}
+
+
+def _remember(target: Target, folder: Path, role: str) -> None:
+    """Record ``folder`` (absolute) as holding states of ``role`` for this instance."""
+    p = _registry(target)
+    known = _known(target)
     known[str(folder.resolve())] = role
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -399,15 +408,8 @@ def _remember(target: Target, folder: Path, role: str) -> None:
 
 def _recorded_folders(target: Target) -> list[tuple[Path, str]]:
     """The state folders ``sitectl login`` recorded for the instance that still exist, with
-    their role (an unreadable registry counts as none: it only ever names folders)."""
-    p = _registry(target)
-    try:
-        known = json.loads(p.read_text()) if p.is_file() else {}
-    except (OSError, ValueError):
-        return []
-    if not isinstance(known, dict):
-        return []
-    return [(Path(f), r) for f, r in sorted(known.items()) if isinstance(r, str) and Path(f).is_dir()]
+    their role (:func:`_known`)."""
+    return [(Path(f), r) for f, r in sorted(_known(target).items()) if Path(f).is_dir()]
 
 
 def _state_sites(folder: Path, sites: list[Site]) -> list[str]:
@@ -415,7 +417,7 @@ def _state_sites(folder: Path, sites: list[Site]) -> list[str]:
     names = {s.name for s in sites}
     found = set()
     for p in folder.glob("*_state.json"):
-        found |= names & set(p.name.rsplit("_", 1)[0].split("."))
+        found |= names & set(site_comb_from_state_path(p.name))
     return sorted(found)
 
 

@@ -91,15 +91,14 @@ def _settled(site: Site, stores: SiteStores, name: str, method: str) -> bool:
     caller escalates). Different (items, or the keys behind them): the site is being written to
     (an agent or a job still at work), which no escalation would cure: raises
     :class:`WrittenDuringReset`."""
-    first = _detected(stores, name)
+    first, _ = _detected(stores, name)
     if not first:
         return True
     time.sleep(WRITE_WATCH_S)
-    later = _detected(stores, name)
+    later, items = _detected(stores, name)
     if not later:
         return True
     if later != first:
-        items = sorted({i for _, c in stores.changes(name).per_store for i in c.items})
         raise WrittenDuringReset(
             f"{site.name}: written to while it was reset (what differs after the {method} restore kept changing: "
             f"{', '.join(items[:5])}{' ...' if len(items) > 5 else ''}); what changed before the reset began was "
@@ -108,10 +107,12 @@ def _settled(site: Site, stores: SiteStores, name: str, method: str) -> bool:
     return False
 
 
-def _detected(stores: SiteStores, name: str) -> list[str]:
-    """What a detection finds, store by store, items and the detail behind them (logged keys,
-    counts), as comparable text."""
-    return [json.dumps([c.items, c.detail], sort_keys=True, default=str) for _, c in stores.changes(name).per_store if c]
+def _detected(stores: SiteStores, name: str) -> tuple[list[str], list[str]]:
+    """One detection: what it finds store by store, items and the detail behind them (logged
+    keys, counts), as comparable text; and the items, for messages."""
+    found = stores.changes(name)
+    return ([json.dumps([c.items, c.detail], sort_keys=True, default=str) for _, c in found.per_store if c],
+            found.items)
 
 
 def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, full: bool = False,

@@ -37,7 +37,7 @@ from sitectl.errors import StoreError
 from sitectl.stores import cascades
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.literals import m_value, q_ident
-from sitectl.stores.sql import SNAPSHOT_ATTEMPTS, SQL_BUDGET, SqlResult, SqlSession, take_when_quiet
+from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, take_when_quiet
 from sitectl.stores.transport import budget_chunks
 
 TRACK_DB = "sitectl"
@@ -321,23 +321,22 @@ class MysqlStore(Store):
         ]
         return "\n".join(parts)
 
-    def _reset_baseline(self, name: str, only_if_quiet: bool = False, expect: dict | None = None) -> list[str]:
+    def _reset_baseline(self, name: str, expect: dict | None = None) -> list[str]:
         """Record the baseline: snapshot ``name``, each table's state, the objects' hash, this
         tracking version. The change log is left as it is: what it holds was written after the
         rows it names were put back (or copied), and the next reset undoes it.
-        ``only_if_quiet``: set the snapshot's name only if the log is empty and (``expect``) no
-        table's id or definition differs from ``expect`` (a TRUNCATE or DDL, which no trigger
-        logs); returns the tables written (empty: the baseline is set)."""
+        ``expect`` (a snapshot: the tables' state when its copy began): name the snapshot only
+        if the log is empty and no table's id or definition moved since (a TRUNCATE or DDL,
+        which no trigger logs). Returns what was written meanwhile (empty: the baseline names
+        the snapshot)."""
         state = self._state()
-        moved = sorted(t for t in set(state) | set(expect or {}) if expect is not None
-                       and (state.get(t) or ())[:2] != (expect.get(t) or ())[:2])
-        if moved:
-            only_if_quiet = True
+        moved = [] if expect is None else sorted(
+            t for t in set(state) | set(expect) if (state.get(t) or ())[:2] != (expect.get(t) or ())[:2])
         rows = ",".join([f"({m_value(self.db)},{m_value(t)},{s[0]},{m_value(s[1])},{s[2]})" for t, s in state.items()]
                         + [f"({m_value(self.db)},'',0,{m_value(self._objects_hash())},0)"])
         meta = ("" if moved else
                 f"INSERT INTO {TRACK_DB}.meta SELECT {m_value(self.db)}, {m_value(name)} FROM DUAL "
-                f"WHERE NOT EXISTS (SELECT 1 FROM {TRACK_DB}.changes);" if only_if_quiet
+                f"WHERE NOT EXISTS (SELECT 1 FROM {TRACK_DB}.changes);" if expect is not None
                 else f"REPLACE INTO {TRACK_DB}.meta VALUES ({m_value(self.db)}, {m_value(name)});")
         out = self.sql(
             f"DELETE FROM {TRACK_DB}.baseline WHERE db={m_value(self.db)};"
@@ -431,18 +430,14 @@ class MysqlStore(Store):
         """Take snapshot ``name`` (module docstring) with no write lost: tracking is in place
         and the log emptied before the first table is copied, and the baseline names the
         snapshot only if nothing was logged meanwhile; otherwise the copy is taken again, up
-        to :data:`SNAPSHOT_ATTEMPTS` times.
+        to :data:`sitectl.stores.sql.SNAPSHOT_ATTEMPTS` times.
 
         Raises:
             StoreError: the application kept writing through every attempt (the message names
                 the tables), or a statement failed.
         """
-        tables, written = take_when_quiet(lambda: self._take(name))
-        if written:
-            raise StoreError(
-                f"{self.site}: {self.label} was written while snapshot {name!r} was copied, {SNAPSHOT_ATTEMPTS} times "
-                f"(last: {', '.join(written[:5])}{' ...' if len(written) > 5 else ''}); a copy taken then would not "
-                "be one state. Stop what writes to the site (agents, its background jobs) and take it again")
+        tables = take_when_quiet(lambda: self._take(name), f"{self.site}: {self.label} was written while snapshot {name!r} was copied",
+                                 "Stop what writes to the site (agents, its background jobs)")
         fp = self.fingerprint(name)
         size = self.sql(f"SELECT IFNULL(SUM(data_length+index_length),0) FROM information_schema.tables WHERE table_schema={m_value(self.snap_db(name))}")
         return {"fingerprint": fp, "size": int(size[0][0]), "tables": tables}
@@ -487,7 +482,7 @@ class MysqlStore(Store):
                 f"{m_value(cs)},{m_value(coll)});"
                 for i, (kind, n, create, mode, cs, coll) in enumerate(self._object_definitions())]
         self.session.query_chunks(ins, "save definitions")
-        return len(tables), self._reset_baseline(name, only_if_quiet=True, expect=before)
+        return len(tables), self._reset_baseline(name, expect=before)
 
     def _changes_sql(self) -> str:
         # One round trip: the baseline's name, the change log, the baseline and the live state.

@@ -47,7 +47,7 @@ import uuid
 from sitectl.errors import StoreError
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.literals import pg_value
-from sitectl.stores.sql import SNAPSHOT_ATTEMPTS, SQL_BUDGET, SqlResult, SqlSession, take_when_quiet
+from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, take_when_quiet
 
 #: Layout of a snapshot schema and of the tracking; a snapshot of another format is refused
 #: with the next step (take it again).
@@ -570,12 +570,16 @@ class PostgresStore(Store):
         return " UNION ALL ".join(f"SELECT {pg_value(s)}, last_value, is_called FROM {s}" for s in seqs)
 
     # -- tracking -------------------------------------------------------------------------
-    def _baseline_sql(self, name: str) -> str:
+    def _baseline_sql(self, name: str, when: str = "") -> str:
         """Statements, for the caller's transaction, that record the baseline: snapshot
-        ``name``, every object's digest and OID, the change and DDL logs empty."""
-        return ("DELETE FROM sitectl.baseline; DELETE FROM sitectl.changes; DELETE FROM sitectl.meta; "
-                f"DELETE FROM sitectl.ddl; INSERT INTO sitectl.meta VALUES ({pg_value(name)}); "
-                f"INSERT INTO sitectl.baseline SELECT obj, defn || ':' || id FROM ({OBJECTS_SQL}) o;")
+        ``name``, every object's digest and OID. Without ``when`` the change and DDL logs are
+        emptied too (a full restore: its rows are golden's). With ``when`` (an SQL condition; a
+        snapshot's "no DDL meanwhile") the baseline is recorded only where it holds and the
+        logs are left as they are."""
+        w = f" WHERE {when}" if when else ""
+        clear = "" if when else "DELETE FROM sitectl.changes; DELETE FROM sitectl.ddl; DELETE FROM sitectl.meta; "
+        return (f"{clear}DELETE FROM sitectl.baseline{w}; INSERT INTO sitectl.meta SELECT {pg_value(name)}{w}; "
+                f"INSERT INTO sitectl.baseline SELECT obj, defn || ':' || id FROM ({OBJECTS_SQL}) o{w};")
 
     # -- Store API ------------------------------------------------------------------------
     def exists(self, name: str) -> bool:
@@ -585,19 +589,15 @@ class PostgresStore(Store):
     def snapshot(self, name: str) -> dict:
         """Take snapshot ``name`` (see the module's docstring and :meth:`_take`) with no write
         lost: the copies are one moment, and what is written meanwhile is logged. An attempt
-        during which the schema changed (DDL) is taken again, up to :data:`SNAPSHOT_ATTEMPTS`
+        during which the schema changed (DDL) is taken again, up to :data:`sitectl.stores.sql.SNAPSHOT_ATTEMPTS`
         times.
 
         Raises:
             StoreError: the schema kept changing through every attempt (the message names the
                 statements), or a statement failed.
         """
-        leaves, written = take_when_quiet(lambda: self._take(name))
-        if written:
-            raise StoreError(
-                f"{self.site}: {self.label}'s schema changed while snapshot {name!r} was copied, {SNAPSHOT_ATTEMPTS} "
-                f"times (last: {', '.join(written[:5])}{' ...' if len(written) > 5 else ''}); a copy taken then would "
-                "not be one state. Stop what changes the site's schema (migrations, partition jobs) and take it again")
+        leaves = take_when_quiet(lambda: self._take(name), f"{self.site}: {self.label}'s schema changed while snapshot {name!r} was copied",
+                                 "Stop what changes the site's schema (migrations, partition jobs)")
         s = self.snap_schema(name)
         size = self.sql(f"SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
                         f"ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(s)}")
@@ -635,13 +635,10 @@ class PostgresStore(Store):
                  f"FROM pg_namespace n WHERE {_APP}; CREATE TABLE {s}.__format AS SELECT {FORMAT} AS version;",
                  f"snapshot {name}")
         # One view of the DDL log (one transaction): empty, the baseline is set; else nothing is.
-        quiet = "NOT EXISTS (SELECT 1 FROM sitectl.ddl)"
         rows = self.sql(
             "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; "
-            f"INSERT INTO sitectl.meta SELECT {pg_value(name)} WHERE {quiet}; "
-            f"DELETE FROM sitectl.baseline WHERE {quiet}; "
-            f"INSERT INTO sitectl.baseline SELECT obj, defn || ':' || id FROM ({OBJECTS_SQL}) o WHERE {quiet}; "
-            "SELECT DISTINCT to_json('DDL: ' || tag)::text FROM sitectl.ddl ORDER BY 1;", f"snapshot {name}")
+            + self._baseline_sql(name, when="NOT EXISTS (SELECT 1 FROM sitectl.ddl)")
+            + " SELECT DISTINCT to_json('DDL: ' || tag)::text FROM sitectl.ddl ORDER BY 1;", f"snapshot {name}")
         return leaves, [json.loads(r[0]) for r in rows]
 
     #: Plain ``pg_dump --schema-only`` of the application's schemas: replayed into emptied

@@ -165,18 +165,19 @@ class RedisStore(Store):
         n = self._eval(SNAPSHOT_LUA, name, str(self.db), str(MIN_TTL_MS), what=f"snapshot {name}")
         return {"fingerprint": self.fingerprint(name), "size": 0, "keys": int(n or 0)}
 
-    def _digest(self, name: str | None) -> str:
+    def _digest_args(self, name: str | None) -> list[str]:
+        """:data:`DIGEST_LUA`'s arguments: the live keyspace (``name`` None) or snapshot ``name``'s
+        copies, with its TTL hash."""
         if name:
             prefix = f"sitectl:{name}:"
-            return self._eval(DIGEST_LUA, prefix + "*", str(len(prefix)), str(SNAP_DB), f"sitectl:{name}#ttl",
-                              what="digest")
-        return self._eval(DIGEST_LUA, "*", "0", str(self.db), "", what="digest")
+            return [prefix + "*", str(len(prefix)), str(SNAP_DB), f"sitectl:{name}#ttl"]
+        return ["*", "0", str(self.db), ""]
+
+    def _digest(self, name: str | None) -> str:
+        return self._eval(DIGEST_LUA, *self._digest_args(name), what="digest")
 
     def detect_requests(self, name: str) -> list:
-        prefix = f"sitectl:{name}:"
-        return [Command([*self.client, "EVAL", DIGEST_LUA, "0", "*", "0", str(self.db), ""]),
-                Command([*self.client, "EVAL", DIGEST_LUA, "0", prefix + "*", str(len(prefix)), str(SNAP_DB),
-                         f"sitectl:{name}#ttl"])]
+        return [Command([*self.client, "EVAL", DIGEST_LUA, "0", *self._digest_args(n)]) for n in (None, name)]
 
     def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
         (rc1, live), (rc2, snap) = results

@@ -46,17 +46,25 @@ SNAPSHOT_ATTEMPTS = 3
 SNAPSHOT_RETRY_S = 0.5
 
 
-def take_when_quiet(take) -> tuple[int, list[str]]:
+def take_when_quiet(take, what: str, stop: str) -> int:
     """Run ``take`` (one snapshot attempt, returning ``(tables copied, what was written
     meanwhile)``) until an attempt reports nothing written, at most :data:`SNAPSHOT_ATTEMPTS`
-    times, pausing :data:`SNAPSHOT_RETRY_S` × the attempt's number in between. Returns the last
-    attempt's result: what was written is non-empty only when every attempt was written."""
+    times, pausing :data:`SNAPSHOT_RETRY_S` × the attempt's number in between. Returns the
+    tables copied.
+
+    Raises:
+        StoreError: every attempt was written: ``"{what}, N times (last: ...); ... {stop} and
+            take it again"``.
+    """
     for attempt in range(1, SNAPSHOT_ATTEMPTS + 1):
         tables, written = take()
-        if not written or attempt == SNAPSHOT_ATTEMPTS:
-            return tables, written
-        time.sleep(SNAPSHOT_RETRY_S * attempt)
-    raise AssertionError("unreachable")
+        if not written:
+            return tables
+        if attempt < SNAPSHOT_ATTEMPTS:
+            time.sleep(SNAPSHOT_RETRY_S * attempt)
+    raise StoreError(f"{what}, {SNAPSHOT_ATTEMPTS} times (last: {', '.join(written[:5])}"
+                     f"{' ...' if len(written) > 5 else ''}); a copy taken then would not be one state. {stop} and "
+                     "take it again")
 
 
 #: psql flags: no ~/.psqlrc, quiet, unaligned, tuples only, tab-separated, stop on error.
