@@ -168,6 +168,12 @@ class WrittenDuringReset(StoreError):
     restore: the reset does not escalate to a full restore or a re-create for it."""
 
 
+class JobsPauseFailed(StoreError):
+    """A site's background jobs (``jobs.pause`` of the stack file) would not pause: nothing was
+    copied or restored (a reset is not safe while they write, and re-creating the site would
+    not make them pause). Not escalated."""
+
+
 class LocatorError(SitectlError):
     """A locator could not read what it was asked for (site answered an error, no such row)."""
 

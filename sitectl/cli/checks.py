@@ -50,8 +50,11 @@ def verify(target: Target, as_json: bool, sites, deep, snap):
     if not as_json:
         _probe_table(outcomes)
         for s in states:
+            jobs = s.get("jobs") or []
             out.print(f"{s['site']:<16} {escape(s['store']):<40} " + ("[green]golden[/green]" if s["ok"] else
-                      "[red]differs[/red]: " + escape(", ".join(s["differs"][:10]))))
+                      "[red]differs[/red]: " + escape(", ".join(s["differs"][:10])))
+                      + (f" (written by its background jobs since: {escape(', '.join(jobs[:5]))}; a reset restores them)"
+                         if jobs else ""))
     if bad or bad_states:
         lines = [f"  {o.site}/{o.probe}: {o.detail}" for o in bad]
         lines += [f"  {s['site']}/{s['store']}: differs from {snap!r}: {', '.join(s['differs'][:10])}" for s in bad_states]

@@ -3,6 +3,7 @@ print the docker commands that would), tear them down, reset them, build their i
 from __future__ import annotations
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from sitectl.cli.common import _print_sites, _reporter, out, target_options
@@ -97,6 +98,9 @@ def reset(target: Target, as_json: bool, sites, full, recreate, no_wait, relogin
             for r in rows:
                 t.add_row(r.site, r.method, str(len(r.changed)), f"{r.seconds:.3f}", "; ".join(r.escalations))
             out.print(t)
+            for r in rows:
+                for n in r.notes:
+                    out.print(f"[yellow]note[/yellow]: {escape(n)}")
         for row in logins:
             if "stale" in row:
                 out.print(f"storage states in {row['folder']} for {', '.join(row['stale'])} no longer log in (the reset "

@@ -13,9 +13,18 @@ import time
 from dataclasses import dataclass, field
 
 from sitectl.engine.base import Engine
-from sitectl.errors import DamagedRecord, EngineGone, SitectlError, StoreError, UsageError, WrittenDuringReset
+from sitectl.errors import (
+    DamagedRecord,
+    EngineGone,
+    JobsPauseFailed,
+    SitectlError,
+    StoreError,
+    UsageError,
+    WrittenDuringReset,
+)
 from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
+from sitectl.sites.jobs import jobs_paused
 from sitectl.snapshots.containers import bring_up
 from sitectl.snapshots.journal import clear_journal, instance_lock, read_journal, wait_for_leftover_execs, write_journal
 from sitectl.snapshots.manifest import GOLDEN, check_covered, manifest_path, read_manifest, stateful
@@ -34,6 +43,8 @@ class SiteReset:
     changed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     escalations: list[str] = field(default_factory=list)
+    #: Warnings that do not change the reset's result (the site's jobs could not be resumed).
+    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return self.__dict__.copy()
@@ -115,6 +126,17 @@ def _detected(stores: SiteStores, name: str) -> tuple[list[str], list[str]]:
             found.items)
 
 
+def _restore_paused(target: Target, site: Site, engine: Engine, stores: SiteStores, name: str, full: bool,
+                    res: SiteReset, reporter: Reporter) -> None:
+    """:func:`_restore_stores` with the site's background jobs paused (``jobs`` in the stack
+    file; :func:`sitectl.sites.jobs.jobs_paused`); a failed resume becomes a note of ``res``."""
+    with jobs_paused(engine, target.container(site), site) as notes:
+        _restore_stores(site, stores, name, full, res, reporter)
+    res.notes += notes
+    for n in notes:
+        reporter.step(site.name, n)
+
+
 def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, full: bool = False,
                reporter: Reporter = QUIET) -> SiteReset:
     """Reset one site's stores to snapshot ``name``: delta (only what changed) by default,
@@ -130,16 +152,16 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
     try:
         check_covered(target, site, name)
         try:
-            _restore_stores(site, stores, name, full, res, reporter)
+            _restore_paused(target, site, engine, stores, name, full, res, reporter)
         except SitectlError:
             # Not looked at on the fast path (an inspect costs a round trip): a stopped
             # container (killed, or the engine restarted) is started with its state and reset again.
             if not _start_if_stopped(target, site, engine, res, reporter):
                 raise
-            _restore_stores(site, stores, name, full, res, reporter)
+            _restore_paused(target, site, engine, stores, name, full, res, reporter)
     except SitectlError as e:
-        if isinstance(e, (DamagedRecord, WrittenDuringReset)):
-            raise  # the host's record, or the site's traffic: re-creating the site would not mend it
+        if isinstance(e, (DamagedRecord, WrittenDuringReset, JobsPauseFailed)):
+            raise  # the host's record, the site's traffic or its jobs: re-creating the site would not mend it
         if not engine.reachable():
             raise EngineGone(
                 f"{site.name}: the Docker engine stopped answering during the reset ({e}); when it is back "
@@ -171,9 +193,9 @@ def _reset_sites(target: Target, chosen: list[Site], engine: Engine, name: str, 
         # The engine going away explains the others; else every failure is named, one per line.
         gone = [e for e in failed if isinstance(e, EngineGone)]
         e = gone[0] if gone else failed[0]
-        if all(isinstance(x, WrittenDuringReset) for x in failed):
-            # Every restore ran to its end and the change logs hold what came meanwhile: the
-            # next reset is a plain one, no recovery.
+        if all(isinstance(x, (WrittenDuringReset, JobsPauseFailed)) for x in failed):
+            # Every restore ran to its end and the change logs hold what came meanwhile, or
+            # nothing was restored (the jobs would not pause): the next reset is a plain one.
             clear_journal(target)
             if len(failed) > 1:
                 e.args = ("\n".join(str(x) for x in failed),)

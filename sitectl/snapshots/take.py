@@ -9,6 +9,7 @@ import time
 from sitectl.engine.base import Engine
 from sitectl.errors import DamagedRecord, SitectlError, StoreError
 from sitectl.progress import QUIET, Reporter
+from sitectl.sites.jobs import jobs_paused
 from sitectl.snapshots.journal import instance_lock, wait_for_leftover_execs
 from sitectl.snapshots.manifest import (
     GOLDEN,
@@ -28,11 +29,19 @@ from sitectl.version import __version__
 
 
 def snapshot_site(target: Target, site: Site, name: str, engine: Engine) -> dict:
-    """Snapshot every store of one site; returns the site's manifest entry."""
+    """Snapshot every store of one site, its background jobs paused (``jobs`` in the stack
+    file); returns the site's manifest entry (``notes``: a failed resume of the jobs).
+
+    Raises:
+        JobsPauseFailed: the jobs would not pause (nothing copied); StoreError: a copy failed.
+    """
     stores = SiteStores(site, target.container(site), engine)
     t0 = time.monotonic()
-    entry = {"stores": stores.snapshot(name), "container": target.container(site)}
+    with jobs_paused(engine, target.container(site), site) as notes:
+        entry = {"stores": stores.snapshot(name), "container": target.container(site)}
     entry["seconds"] = round(time.monotonic() - t0, 3)
+    if notes:
+        entry["notes"] = notes
     return entry
 
 

@@ -114,7 +114,9 @@ class StateStore(_Strict):
         ``postgres``: ``database``; ``client`` = argv prefix of a superuser ``psql`` (default
         ``[psql, -U, postgres]``); or ``connect`` to use psycopg over the network.
         ``files``: ``paths`` = folders in the container.
-        ``redis``: ``client`` = argv prefix of ``redis-cli`` (default ``[redis-cli]``), ``db``.
+        ``redis``: ``client`` = argv prefix of ``redis-cli`` (default ``[redis-cli]``), ``db``;
+        ``apart`` = key prefixes fingerprinted on their own (``redis keys PREFIX*``, e.g. the
+        keys a site's jobs write, which :attr:`Jobs.writes` can then name).
         ``cache``: ``flush`` = argv run in the container after every restore of the site.
     """
 
@@ -125,9 +127,14 @@ class StateStore(_Strict):
     flush: list[str] | None = None
     db: int = Field(default=0, ge=0, le=14)
     connect: Connect | None = None
+    apart: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _fields(self) -> "StateStore":
+        if self.apart and self.kind != "redis":
+            raise ValueError(f"a {self.kind} store cannot have apart (only redis stores)")
+        if any(not re.fullmatch(r"[!-~]{1,200}", p) for p in self.apart):
+            raise ValueError("apart prefixes are 1-200 printable ASCII characters without spaces")
         if self.kind in ("mysql", "postgres") and not self.database:
             raise ValueError(f"a {self.kind} store needs database")
         if self.connect is not None:
@@ -144,6 +151,31 @@ class StateStore(_Strict):
         if self.kind == "cache" and not self.flush:
             raise ValueError("a cache store needs flush (an argv)")
         return self
+
+
+class Jobs(_Strict):
+    """A site's background jobs (``jobs`` in the stack file): what the application runs on its
+    own, with no request behind it (Magento's cron, GitLab's Sidekiq). sitectl runs ``pause``
+    inside the container before it copies, restores or fingerprints the site's stores and
+    ``resume`` after, so golden is taken, a reset is made and ``verify --deep`` compares with
+    no job writing (research/real-images.md §1.3: "snapshot and compare with cron quiesced").
+
+    Fields:
+        ``what``: what the jobs are, for messages (``Magento cron``).
+        ``pause``: argv that returns once no job runs and none will start (exit 0), or fails.
+        ``resume``: argv that lets the jobs run again.
+        ``timeout``: seconds ``pause`` may take (a job in flight is waited for).
+        ``writes``: the items the jobs write on their own between resets, as ``verify --deep``
+        names them (fnmatch patterns: ``table cron_schedule``, ``redis keys resque:gitlab:stat:*``):
+        a difference there is listed under ``jobs`` and does not fail ``verify --deep``; a reset
+        still restores it.
+    """
+
+    what: str = Field(default="background jobs", min_length=1, max_length=80)
+    pause: list[str] = Field(min_length=1)
+    resume: list[str] = Field(min_length=1)
+    timeout: float = Field(default=120, gt=0, le=3600)
+    writes: list[str] = Field(default_factory=list)
 
 
 class ImageBuild(_Strict):
@@ -199,6 +231,8 @@ class Site(_Strict):
     health: str | None = None
     accounts: dict[str, Account] = Field(default_factory=dict)
     stores: list[StateStore] = Field(default_factory=list)
+    #: Background jobs paused around sitectl's work on the stores (:class:`Jobs`).
+    jobs: Jobs | None = None
     #: Sites whose state tasks change; ``sitectl reset`` with no site names resets these.
     mutable: bool = False
     #: Seconds ``up`` waits for the readiness probes.

@@ -49,7 +49,7 @@ def stores_for(site: Site, container: str, engine: Engine) -> list[Store]:
         elif s.kind == "files":
             out.append(FilesStore(site.name, tr, s.paths))
         elif s.kind == "redis":
-            out.append(RedisStore(site.name, tr, s.client, s.db))
+            out.append(RedisStore(site.name, tr, s.client, s.db, s.apart))
         else:
             out.append(CacheStore(site.name, tr, s.flush))
     return out

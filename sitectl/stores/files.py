@@ -20,80 +20,139 @@ from sitectl.stores.base import Changes, Store
 from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_lines
 
 ROOT = "/var/lib/sitectl/snapshots/files"
-# One listing line per entry: type, mode, owner, size, mtime, path. A folder's size is left out
-# ("-"): it is the file system's own bookkeeping (4096 on ext4 and overlay, 20 per entry on
+# One listing record per entry, NUL-terminated (a file name may hold any byte but NUL and "/"):
+# type, mode, owner, size, mtime, path, tab-separated, the path last. A folder's size is left
+# out ("-"): it is the file system's own bookkeeping (4096 on ext4 and overlay, 20 per entry on
 # tmpfs), so a snapshot kept on another file system than the live folder would always differ.
 # ``{p}``: %P (relative to the folder listed) or %p (as given, for the closing check).
-_LIST = r"""\( -type d -printf 'd\t%m\t%U:%G\t-\t%T@\t{p}\n' \) -o -printf '%y\t%m\t%U:%G\t%s\t%T@\t{p}\n'"""
+_LIST = r"""\( -type d -printf 'd\t%m\t%U:%G\t-\t%T@\t{p}\0' \) -o -printf '%y\t%m\t%U:%G\t%s\t%T@\t{p}\0'"""
 _ARG_BUDGET = 100_000  # bytes of paths per exec (Linux caps one argument at 128 KiB)
+# What comes back out of the container is hex (`od`): the engine's output is text, and a file
+# name need not be UTF-8. Paths going in are escaped by :func:`_arg` and decoded by DEC_SH.
+_HEX = "| od -An -v -tx1"
+# `dec ARG`: $r = ARG with its \0ooo escapes (see :func:`_arg`) turned back into bytes; a
+# name without a backslash is taken as it is (no subshell).
+DEC_SH = r"""
+dec() { case $1 in *\\*) r=$(printf '%bx' "$1"); r=${r%x} ;; *) r=$1 ;; esac; }
+"""
 
-# $1 = live folder, $2 = snapshot folder, $3 = listing file
+# $1 = live folder, $2 = snapshot folder, $3 = listing file, $4 = an older listing to remove
 SNAPSHOT_SH = r"""
 live=$1; snap=$2; list=$3
-rm -rf -- "$snap" && mkdir -p -- "$snap" || exit 1
+rm -rf -- "$snap" "$4" && mkdir -p -- "$snap" || exit 1
 if [ -d "$live" ]; then cp -a -- "$live/." "$snap/" || exit 1; fi
-find "$snap" -mindepth 0 LIST_P | LC_ALL=C sort > "$list" || exit 1
+find "$snap" -mindepth 0 LIST_P | LC_ALL=C sort -z > "$list" || exit 1
 du -sb -- "$snap" | cut -f1
 """
 
-# $1 = live folder, $2 = listing file: prints only the lines that differ between the live
-# listing and the recorded one (`comm -3`: live-only lines as they are, recorded-only lines
-# after a tab), so an unchanged tree costs one listing inside the container and no transfer.
+# $1 = live folder, $2 = listing file, $3 = the listing sitectl recorded before 0.1.x's
+# NUL-separated one (newline-separated; converted once). Prints, as hex, only the records that
+# differ between the live listing and the recorded one (`comm -3`: live-only records as they
+# are, recorded-only ones after a tab), so an unchanged tree costs one listing inside the
+# container and no transfer.
 LIST_SH = r"""
-[ -f "$2" ] || { echo "no snapshot listing $2" >&2; exit 3; }
-# A listing recorded by sitectl before folder sizes were left out is brought to today's format.
-if awk -F'\t' '$1 == "d" && $4 != "-" { f = 1; exit } END { exit !f }' "$2"; then
-  awk 'BEGIN { FS = OFS = "\t" } $1 == "d" { $4 = "-" } { print }' "$2" | LC_ALL=C sort > "$2.v2" \
-    && mv -f -- "$2.v2" "$2" || rm -f -- "$2.v2"
+if [ ! -f "$2" ]; then
+  [ -f "$3" ] || { echo "no snapshot listing $2" >&2; exit 3; }
+  # A line with fewer than six fields is the rest of a name with a newline, which the older
+  # listing could not hold: that snapshot cannot be trusted.
+  awk -F'\t' 'NF < 6 { exit 1 }' "$3" || {
+    echo "snapshot listing $3 was recorded by an older sitectl and holds a file name with a newline, which it cannot represent; take this snapshot again" >&2; exit 4; }
+  awk 'BEGIN { FS = OFS = "\t" } $1 == "d" { $4 = "-" } { print }' "$3" | tr '\n' '\000' | LC_ALL=C sort -z > "$2.new" \
+    && mv -f -- "$2.new" "$2" && rm -f -- "$3" || { rm -f -- "$2.new"; exit 1; }
 fi
-{ [ -d "$1" ] && find "$1" -mindepth 0 LIST_P; } | LC_ALL=C sort | LC_ALL=C comm -3 - "$2"
+{ [ -d "$1" ] && find "$1" -mindepth 0 LIST_P; } | LC_ALL=C sort -z | LC_ALL=C comm -z -3 - "$2" HEX
 """
 
-# $1 = live, $2 = snapshot, then ops "rm:REL", "cp:REL", "dir:REL", "time:REL".
-RESTORE_SH = r"""
+# $1 = live, $2 = snapshot, then ops "rm:REL", "cp:REL", "dir:REL", "time:REL" (REL escaped).
+RESTORE_SH = DEC_SH + r"""
 live=$1; snap=$2; shift 2
 mkdir -p -- "$live" || exit 1
 for a in "$@"; do
-  op=${a%%:*}; rel=${a#*:}
+  op=${a%%:*}; dec "${a#*:}"; rel=$r
   case $op in
     rm) rm -rf -- "$live/$rel" || exit 1 ;;
     cp) rm -rf -- "$live/$rel"; cp -a -- "$snap/$rel" "$live/$rel" || exit 1 ;;
-    dir) mkdir -p -- "$live/$rel" && chmod "$(stat -c %a "$snap/$rel")" "$live/$rel" \
-           && chown "$(stat -c %u:%g "$snap/$rel")" "$live/$rel" || exit 1 ;;
+    dir) mkdir -p -- "$live/$rel" && chmod "$(stat -c %a -- "$snap/$rel")" "$live/$rel" \
+           && chown "$(stat -c %u:%g -- "$snap/$rel")" "$live/$rel" || exit 1 ;;
     time) touch -h -r "$snap/$rel" -- "$live/$rel" || exit 1 ;;
   esac
 done
 touch -r "$snap" -- "$live"
 """
 
-# $1 = live folder, then paths "./REL": the listing lines of those that exist (the closing
-# check after a restore looks only at what the restore touched).
-CHECK_SH = r"""
+# $1 = live folder, then paths "./REL" (escaped): the listing records of those that exist, as
+# hex (the closing check after a restore looks only at what the restore touched).
+CHECK_SH = DEC_SH + r"""
 cd -- "$1" 2>/dev/null || exit 0
 shift
-[ $# -gt 0 ] && find "$@" -maxdepth 0 LIST_p 2>/dev/null
+n=$#
+while [ "$n" -gt 0 ]; do dec "$1"; shift; set -- "$@" "$r"; n=$((n - 1)); done
+[ $# -gt 0 ] && find "$@" -maxdepth 0 LIST_p 2>/dev/null HEX
 exit 0
 """
 
-SNAPSHOT_SH, LIST_SH = (x.replace("LIST_P", _LIST.format(p="%P")) for x in (SNAPSHOT_SH, LIST_SH))
-CHECK_SH = CHECK_SH.replace("LIST_p", _LIST.format(p="%p"))
+SNAPSHOT_SH, LIST_SH = (x.replace("LIST_P", _LIST.format(p="%P")).replace("HEX", _HEX) for x in (SNAPSHOT_SH, LIST_SH))
+CHECK_SH = CHECK_SH.replace("LIST_p", _LIST.format(p="%p")).replace("HEX", _HEX)
 
-# $1 = folder: sha256 of every file, symlink targets, and refs of every bare git repository.
+# $1 = folder: as hex, NUL-terminated records: "f SHA256  PATH" of every file, "l PATH" and then
+# its target for every symlink, "d MODE PATH" of every folder, "r SHA256 PATH" of the refs of
+# every bare git repository.
 FINGERPRINT_SH = r"""
 cd -- "$1" 2>/dev/null || exit 0
-find . -type f -exec sha256sum -- {} + 2>/dev/null | sed 's/^/f /'
-find . -type l -printf 'l %l  %p\n'
-find . -type d -printf 'd %m  %p\n'
-find . -maxdepth 5 -type d -name '*.git' | while read -r r; do
-  printf 'r %s  %s\n' "$(git -c safe.directory='*' --git-dir="$r" for-each-ref --format='%(objectname) %(refname)' 2>/dev/null | sha256sum | cut -c1-64)" "$r"
-done
-"""
+{
+find . -type f -exec sha256sum -z -- {} + 2>/dev/null | sed -z 's/^/f /'
+find . -type l -printf 'l %p\0%l\0'
+find . -type d -printf 'd %m %p\0'
+find . -maxdepth 5 -type d -name '*.git' -exec sh -c 'for r; do
+  printf "r %s %s\0" "$(git -c safe.directory="*" --git-dir="$r" for-each-ref --format="%(objectname) %(refname)" 2>/dev/null | sha256sum | cut -c1-64)" "$r"
+done' sh {} +
+} HEX
+""".replace("HEX", _HEX)
 
 
-def _parse_listing(text: str) -> dict[str, tuple]:
+def _records(out: str) -> list[str]:
+    """The NUL-terminated records of a command's hex output (:data:`_HEX`), each decoded from
+    UTF-8 with surrogate escapes (a byte that is not UTF-8 stays one character, and goes back
+    into the container as the same byte)."""
+    raw = bytes.fromhex("".join(out.split()))
+    parts = raw.split(b"\0")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return [p.decode("utf-8", "surrogateescape") for p in parts]
+
+
+def _arg(rel: str) -> str:
+    """``rel`` as an argument that survives the trip into the container (the engine passes
+    text, not bytes): every byte outside printable ASCII, and the backslash, as ``\\0ooo``
+    (octal), which DEC_SH's ``printf %b`` turns back into the byte."""
+    return "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\0{b:03o}"
+                   for b in rel.encode("utf-8", "surrogateescape"))
+
+
+def shown(rel: str) -> str:
+    """``rel`` for messages and fingerprint keys: printable, one line, and one-to-one (a
+    backslash doubled; a byte that is not UTF-8 as ``\\xNN``; \\n, \\t and \\r as
+    such; any other unprintable character as ``\\uXXXX`` or ``\\UXXXXXXXX``)."""
+    out = []
+    for ch in rel:
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= o <= 0xDCFF:
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif ch in "\n\t\r":
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
+        elif not ch.isprintable():
+            out.append(f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _parse_listing(records: list[str]) -> dict[str, tuple]:
     out = {}
-    for line in out_lines(text):
-        parts = line.split("\t")
+    for rec in records:
+        parts = rec.split("\t", 5)
         if len(parts) == 6:
             y, mode, owner, size, mtime, rel = parts
             out[rel] = (y, mode, owner, size if y == "f" else "", mtime)
@@ -118,22 +177,28 @@ class FilesStore(Store):
         return f"{ROOT}/{name}/{i}"
 
     def _list_file(self, name: str, i: int) -> str:
+        return f"{ROOT}/{name}/{i}.list0"
+
+    def _old_list_file(self, name: str, i: int) -> str:
+        """The newline-separated listing of sitectl before 0.1.x (converted when first read)."""
         return f"{ROOT}/{name}/{i}.list"
 
     def exists(self, name: str) -> bool:
-        rc, _ = self.transport.engine.exec(self.transport.container, ["test", "-f", self._list_file(name, 0)])
+        rc, _ = self.transport.engine.exec(self.transport.container, [
+            "sh", "-c", 'test -f "$1" || test -f "$2"', "sh", self._list_file(name, 0), self._old_list_file(name, 0)])
         return rc == 0
 
     def snapshot(self, name: str) -> dict:
         size = 0
         for i, p in enumerate(self.paths):
-            out = self.transport.run(["sh", "-c", SNAPSHOT_SH, "sh", p, self._snap(name, i), self._list_file(name, i)],
-                             f"snapshot {p}")
+            out = self.transport.run(["sh", "-c", SNAPSHOT_SH, "sh", p, self._snap(name, i), self._list_file(name, i),
+                                      self._old_list_file(name, i)], f"snapshot {p}")
             size += int((out_lines(out.strip()) or ["0"])[-1] or 0)
         return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths}
 
     def detect_requests(self, name: str) -> list:
-        return [Command(["sh", "-c", LIST_SH, "sh", p, self._list_file(name, i)]) for i, p in enumerate(self.paths)]
+        return [Command(["sh", "-c", LIST_SH, "sh", p, self._list_file(name, i), self._old_list_file(name, i)])
+                for i, p in enumerate(self.paths)]
 
     @staticmethod
     def _diff_text(out: str) -> tuple[list[str], list[str], list[str], dict[str, tuple]]:
@@ -141,8 +206,9 @@ class FilesStore(Store):
         listing entry of each changed entry and folder) from the ``comm -3`` output of
         :data:`LIST_SH`. A deleted folder's content is missing too, so it is listed among the
         changed entries."""
-        live_only = _parse_listing("\n".join(ln for ln in out_lines(out) if not ln.startswith("\t")))
-        base_only = _parse_listing("\n".join(ln[1:] for ln in out_lines(out) if ln.startswith("\t")))
+        records = _records(out)
+        live_only = _parse_listing([r for r in records if not r.startswith("\t")])
+        base_only = _parse_listing([r[1:] for r in records if r.startswith("\t")])
         dirs = sorted(r for r, v in base_only.items() if v[0] == "d" and live_only.get(r, ("",))[0] == "d")
         changed = sorted(r for r in base_only if r not in dirs)
         # The folder itself ("") is listed for its own mode, owner and time; it is never
@@ -169,9 +235,9 @@ class FilesStore(Store):
             changed, added, dirs, recorded = self._diff_text(self._checked(res, i))
             if changed or added or dirs:
                 detail[i] = {"changed": changed, "added": added, "dirs": dirs, "recorded": recorded}
-                items += [f"file {p}/{r} (changed or deleted)" for r in changed]
-                items += [f"file {p}/{r} (added)" for r in added]
-                items += [f"folder {p}/{r} (metadata)" for r in dirs if not changed and not added]
+                items += [f"file {p}/{shown(r)} (changed or deleted)" for r in changed]
+                items += [f"file {p}/{shown(r)} (added)" for r in added]
+                items += [f"folder {p}/{shown(r)} (metadata)" for r in dirs if not changed and not added]
         return Changes(sorted(items), detail)
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
@@ -195,7 +261,7 @@ class FilesStore(Store):
     def _check_commands(self, changes: Changes) -> list[tuple[int, Command]]:
         out = []
         for i, d in sorted(changes.detail.items(), key=lambda x: int(x[0])):
-            paths = [f"./{r}" for r in d["added"] + d["changed"] + d["dirs"]]
+            paths = [_arg(f"./{r}") for r in d["added"] + d["changed"] + d["dirs"]]
             for chunk in _chunks(paths):
                 out.append((int(i), Command(["sh", "-c", CHECK_SH, "sh", self.paths[int(i)], *chunk])))
         return out
@@ -208,13 +274,13 @@ class FilesStore(Store):
         for (i, _), (rc, out) in zip(self._check_commands(changes), results):
             if rc != 0:
                 return [f"{self.label}: check failed (exit code {rc}): {out.strip()[-200:]}"]
-            live.setdefault(i, {}).update(
-                _parse_listing("\n".join(ln.replace("\t./", "\t", 1) for ln in out_lines(out))))
+            live.setdefault(i, {}).update(_parse_listing(_records(out)))
         left = []
         for i, d in changes.detail.items():
             p, seen = self.paths[int(i)], live.get(int(i), {})
-            left += [f"file {p}/{r} (still there)" for r in d["added"] if r in seen]
-            left += [f"file {p}/{r} (not restored)" for r in d["changed"] + d["dirs"] if seen.get(r) != tuple(d["recorded"][r])]
+            left += [f"file {p}/{shown(r)} (still there)" for r in d["added"] if r in seen]
+            left += [f"file {p}/{shown(r)} (not restored)" for r in d["changed"] + d["dirs"]
+                     if seen.get(r) != tuple(d["recorded"][r])]
         return sorted(left)
 
     def restore_requests(self, name: str, changes: Changes) -> list | None:
@@ -227,13 +293,13 @@ class FilesStore(Store):
         :meth:`_diff_text`): added entries removed, changed or deleted ones copied back from
         the snapshot (shallowest first), then folder times (deepest first)."""
         changed, added, dirs, rec = d["changed"], d["added"], d["dirs"], d["recorded"]
-        ops = [f"rm:{r}" for r in added]
+        ops = [f"rm:{_arg(r)}" for r in added]
         # Folders whose own mode or owner changed get them back ("dir"), then their times.
-        ops += [f"{'dir' if r in dirs or rec[r][0] == 'd' else 'cp'}:{r}"
+        ops += [f"{'dir' if r in dirs or rec[r][0] == 'd' else 'cp'}:{_arg(r)}"
                 for r in sorted(changed + dirs, key=lambda x: (x.count("/"), x))]
         touched = set(dirs) | {x.rsplit("/", 1)[0] for x in changed + added if "/" in x}
         touched |= {r for r in changed if rec[r][0] == "d"}
-        ops += [f"time:{r}" for r in sorted(touched, key=lambda x: -x.count("/"))]
+        ops += [f"time:{_arg(r)}" for r in sorted(touched, key=lambda x: -x.count("/"))]
         return [Command(["sh", "-c", RESTORE_SH, "sh", self.paths[i], self._snap(name, i), *chunk])
                 for chunk in _chunks(ops)]
 
@@ -242,12 +308,18 @@ class FilesStore(Store):
         for i, p in enumerate(self.paths):
             folder = self._snap(name, i) if name else p
             text = self.transport.run(["sh", "-c", FINGERPRINT_SH, "sh", folder], f"fingerprint {p}")
-            for line in out_lines(text):
-                kind, _, rest = line.partition(" ")
-                digest, _, rel = rest.partition("  ")
+            records = iter(_records(text))
+            for rec in records:
+                kind, _, rest = rec.partition(" ")
+                if kind == "f":
+                    digest, rel = rest[:64], rest[66:]
+                elif kind == "l":
+                    digest, rel = shown(next(records, "")), rest
+                else:  # d MODE PATH, r SHA256 PATH
+                    digest, _, rel = rest.partition(" ")
                 rel = rel[2:] if rel.startswith("./") else rel
                 label = {"f": "file", "l": "link", "d": "folder", "r": "repo refs"}.get(kind, kind)
-                out[f"{label} {p}/{rel}"] = digest
+                out[f"{label} {p}/{shown(rel)}"] = digest
         return out
 
     def drop(self, name: str) -> None:

@@ -79,7 +79,9 @@ return #keys
 
 # A digest of the keys, their DUMP values and whether each expires (ARGV[4]: the snapshot's TTL
 # hash, or '' for the live keyspace, whose own PTTL is read). The time left is not part of it:
-# it counts down by itself, and each restore sets golden's again.
+# it counts down by itself, and each restore sets golden's again. ARGV[5...]: key prefixes
+# digested apart (one line each after the keyspace's: "PREFIX n:sha1"), so the keys a site's
+# jobs write can be told from the rest.
 DIGEST_LUA = """
 local pattern, strip, db, ttls = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] or ''
 if ttls ~= '' then  -- a snapshot of sitectl before 0.1.x's TTL hash: its copies carry their own TTL
@@ -89,14 +91,23 @@ end
 redis.call('SELECT', db)
 local keys = redis.call('KEYS', pattern)
 table.sort(keys)
-local parts = {}
+local groups = {[0] = {}}
+for j = 5, #ARGV do groups[j] = {} end
 for i = 1, #keys do
   local k = string.sub(keys[i], strip + 1)
   local expires
   if ttls == '' then expires = redis.call('PTTL', keys[i]) > 0 else expires = redis.call('HEXISTS', ttls, k) == 1 end
-  parts[#parts + 1] = redis.sha1hex(k .. '\\0' .. redis.call('DUMP', keys[i]) .. (expires and '\\0e' or ''))
+  local g = 0
+  for j = 5, #ARGV do
+    if string.sub(k, 1, string.len(ARGV[j])) == ARGV[j] then g = j break end
+  end
+  local part = groups[g]
+  part[#part + 1] = redis.sha1hex(k .. '\\0' .. redis.call('DUMP', keys[i]) .. (expires and '\\0e' or ''))
 end
-return #keys .. ':' .. redis.sha1hex(table.concat(parts))
+local out = {#groups[0] .. ':' .. redis.sha1hex(table.concat(groups[0]))}
+for j = 5, #ARGV do out[#out + 1] = ARGV[j] .. ' ' .. #groups[j] .. ':' .. redis.sha1hex(table.concat(groups[j])) end
+if #out == 1 then return out[1] end
+return out
 """
 
 
@@ -146,11 +157,13 @@ class RedisStore(Store):
 
     kind = "redis"
 
-    def __init__(self, site: str, transport: ExecTransport, client: list[str] | None = None, db: int = 0):
+    def __init__(self, site: str, transport: ExecTransport, client: list[str] | None = None, db: int = 0,
+                 apart: list[str] | None = None):
         super().__init__(site, "redis")
         self.transport = transport
         self.client = client or ["redis-cli"]
         self.db = db
+        self.apart = list(apart or [])
 
     def _eval(self, script: str, *args: str, what: str) -> str:
         out = self.transport.run([*self.client, "EVAL", script, "0", *args], f"redis {what}").strip()
@@ -170,8 +183,8 @@ class RedisStore(Store):
         copies, with its TTL hash."""
         if name:
             prefix = f"sitectl:{name}:"
-            return [prefix + "*", str(len(prefix)), str(SNAP_DB), f"sitectl:{name}#ttl"]
-        return ["*", "0", str(self.db), ""]
+            return [prefix + "*", str(len(prefix)), str(SNAP_DB), f"sitectl:{name}#ttl", *self.apart]
+        return ["*", "0", str(self.db), "", *self.apart]
 
     def _digest(self, name: str | None) -> str:
         return self._eval(DIGEST_LUA, *self._digest_args(name), what="digest")
@@ -186,7 +199,9 @@ class RedisStore(Store):
             raise StoreError(f"{self.site}: redis digest failed: {live[-200:]} {snap[-200:]}")
         if live == snap:
             return Changes()
-        return Changes([f"redis keyspace ({live.split(':')[0]} keys now, {snap.split(':')[0]} in {name})"])
+        now, then = self._parsed(live), self._parsed(snap)
+        return Changes(sorted(f"{k} ({now.get(k, '0:').split(':')[0]} keys now, {then.get(k, '0:').split(':')[0]} in {name})"
+                              for k in set(now) | set(then) if now.get(k) != then.get(k)))
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         if changes is not None and not changes:
@@ -199,8 +214,15 @@ class RedisStore(Store):
             return []
         return [Command([*self.client, "EVAL", RESTORE_LUA, "0", name, str(self.db)])]
 
+    def _parsed(self, out: str) -> dict[str, str]:
+        """``{item: "n:sha1"}`` from :data:`DIGEST_LUA`'s output: ``redis keyspace`` (the keys
+        of no ``apart`` prefix) and ``redis keys PREFIX*`` for each prefix."""
+        lines = out_lines(out.strip())
+        rest = dict(ln.rsplit(" ", 1) for ln in lines[1:] if " " in ln)
+        return {"redis keyspace": lines[0] if lines else "", **{f"redis keys {p}*": rest.get(p, "") for p in self.apart}}
+
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
-        return {"redis keyspace": self._digest(name)}
+        return self._parsed(self._digest(name))
 
     def export_payload(self, name: str, stage: str) -> str | None:
         out = f"{stage}/redis.txt"

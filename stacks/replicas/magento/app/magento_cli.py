@@ -9,6 +9,7 @@ Implements the commands WebArena/VWA setup runs (contract-magento.md §5):
   cache:flush [TYPES...] / cache:clean [TYPES...]
   indexer:set-mode {schedule|realtime} [INDEXER...]
   indexer:status [INDEXER...] / indexer:show-mode [INDEXER...] / indexer:reindex [INDEXER...]
+  cron:run   (what Magento's crontab runs each minute; the replica's cron service runs it)
   --version
 """
 import glob, os, shutil, sys
@@ -113,6 +114,35 @@ def set_mode(conn, mode, names):
     return 0
 
 
+#: Job codes the replica's cron:run schedules (a subset of Magento's crontab.xml groups).
+CRON_JOBS = ["indexer_reindex_all_invalid", "indexer_update_all_views", "indexer_clean_all_changelogs",
+             "sales_clean_quotes", "catalog_product_outdated_price_values_cleanup"]
+
+
+def cron_run(conn):
+    """The replica's ``bin/magento cron:run``, in Magento's way: due ``pending`` rows of
+    cron_schedule run and become ``success``; ``indexer_update_all_views`` moves each
+    scheduled view's mview_state.version_id up to its changelog's; every job code gets its next
+    ``pending`` row; ``success`` rows older than an hour are removed (history_success_lifetime
+    60 minutes). Writes on every run, as the real cron does."""
+    now = datetime.utcnow().strftime("%Y-%m-%d %H:%M:%S")
+    due = mage.q(conn, "SELECT schedule_id, job_code FROM cron_schedule WHERE status='pending' AND scheduled_at <= %s", (now,))
+    for row in due:
+        mage.ex(conn, "UPDATE cron_schedule SET status='running', executed_at=%s WHERE schedule_id=%s", (now, row["schedule_id"]))
+        if row["job_code"] == "indexer_update_all_views":
+            for v in mage.q(conn, "SELECT view_id, version_id FROM mview_state WHERE mode='enabled'"):
+                top = mage.q1(conn, "SELECT COALESCE(MAX(version_id), 0) AS m FROM `%s_cl`" % v["view_id"])
+                if top and int(top["m"]) > int(v["version_id"] or 0):
+                    mage.ex(conn, "UPDATE mview_state SET version_id=%s, updated=%s WHERE view_id=%s", (top["m"], now, v["view_id"]))
+        mage.ex(conn, "UPDATE cron_schedule SET status='success', finished_at=%s WHERE schedule_id=%s", (now, row["schedule_id"]))
+    for job in CRON_JOBS:
+        if not mage.q1(conn, "SELECT schedule_id FROM cron_schedule WHERE job_code=%s AND status='pending'", (job,)):
+            mage.ex(conn, "INSERT INTO cron_schedule (job_code, status, created_at, scheduled_at) VALUES (%s, 'pending', %s, %s)",
+                    (job, now, now))
+    mage.ex(conn, "DELETE FROM cron_schedule WHERE status='success' AND finished_at < %s - INTERVAL 1 HOUR", (now,))
+    return 0
+
+
 def status(conn, names, show_mode=False):
     for n in names or list(TITLES):
         st = mage.q1(conn, "SELECT status FROM indexer_state WHERE indexer_id=%s", (n,))
@@ -173,6 +203,8 @@ def main(argv):
         return set_mode(conn, pos[0], pos[1:])
     if cmd in ("indexer:status", "indexer:show-mode"):
         return status(conn, pos, cmd == "indexer:show-mode")
+    if cmd == "cron:run":
+        return cron_run(conn)
     if cmd == "indexer:reindex":
         for n in pos or list(TITLES):
             mage.ex(conn, "UPDATE indexer_state SET status='valid' WHERE indexer_id=%s", (n,))

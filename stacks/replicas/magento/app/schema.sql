@@ -119,6 +119,10 @@ CREATE TABLE cms_page (page_id SMALLINT AUTO_INCREMENT PRIMARY KEY, title VARCHA
   creation_time TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, update_time TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, is_active SMALLINT NOT NULL DEFAULT 1);
 CREATE TABLE indexer_state (state_id INT UNSIGNED AUTO_INCREMENT PRIMARY KEY, indexer_id VARCHAR(255) UNIQUE, status VARCHAR(16) DEFAULT 'invalid', updated DATETIME, hash_config VARCHAR(32) NOT NULL DEFAULT '');
 CREATE TABLE mview_state (state_id INT UNSIGNED AUTO_INCREMENT PRIMARY KEY, view_id VARCHAR(255) UNIQUE, mode VARCHAR(16) DEFAULT 'disabled', status VARCHAR(16) DEFAULT 'idle', updated DATETIME, version_id INT UNSIGNED);
+-- Magento's cron bookkeeping (columns and index as Magento 2.4's cron_schedule), written by the replica's cron (bin/magento cron:run).
+CREATE TABLE cron_schedule (schedule_id INT UNSIGNED AUTO_INCREMENT PRIMARY KEY, job_code VARCHAR(255) NOT NULL DEFAULT '0', status VARCHAR(7) NOT NULL DEFAULT 'pending',
+  messages TEXT, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, scheduled_at TIMESTAMP NULL DEFAULT NULL, executed_at TIMESTAMP NULL DEFAULT NULL,
+  finished_at TIMESTAMP NULL DEFAULT NULL, KEY CRON_SCHEDULE_JOB_CODE_STATUS_SCHEDULED_AT (job_code, status, scheduled_at));
 -- Lookup indexes (Magento has equivalents): keep storefront/admin/REST lookups fast at SCALE=full.
 CREATE INDEX idx_cpev_attr_value ON catalog_product_entity_varchar (attribute_id, value);
 CREATE INDEX idx_super_link_product ON catalog_product_super_link (product_id);

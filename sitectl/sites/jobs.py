@@ -1,0 +1,69 @@
+"""A site's background jobs (Magento's cron, GitLab's Sidekiq) paused while sitectl works on
+its stores.
+
+The stack file's ``jobs`` entry (:class:`sitectl.stack.model.Jobs`) gives the two commands.
+:func:`jobs_paused` runs ``pause`` inside the site's container before a snapshot, a reset or a
+deep verify of the site and ``resume`` after it, whatever happened in between, so golden is
+copied, restored and compared while no job writes (research/real-images.md §1.3). A job in
+flight when the pause is asked for is waited for by the pause command itself.
+
+If sitectl is killed in between, the jobs stay paused until the next snapshot, reset or deep
+verify of the site resumes them (the replicas' pause also ends by itself after a bound).
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from fnmatch import fnmatchcase
+
+from sitectl.engine.base import Engine
+from sitectl.errors import JobsPauseFailed
+from sitectl.stack.model import Site
+
+
+def jobs_paused(engine: Engine, container: str, site: Site) -> contextlib.AbstractContextManager[list[str]]:
+    """Context manager: the site's jobs paused for the ``with`` body (nothing when the site
+    declares no ``jobs``). It yields a list that, after the body, holds a warning when
+    ``resume`` failed (the body's own result stands; the message names the command to run).
+
+    Raises:
+        JobsPauseFailed: ``pause`` exited non-zero or took longer than ``jobs.timeout`` (s);
+            the body does not run.
+    """
+    return _paused(engine, container, site)
+
+
+@contextlib.contextmanager
+def _paused(engine: Engine, container: str, site: Site) -> Iterator[list[str]]:
+    notes: list[str] = []
+    jobs = site.jobs
+    if jobs is None:
+        yield notes
+        return
+    rc, out = engine.exec(container, list(jobs.pause), timeout=jobs.timeout)
+    if rc != 0:
+        # A pause that timed out may still be in force: let the jobs run again (best effort).
+        engine.exec(container, list(jobs.resume), timeout=60)
+        raise JobsPauseFailed(
+            f"{site.name}: pausing its {jobs.what} failed (`{' '.join(jobs.pause)}` in container {container}: "
+            f"exit code {rc}{', timed out after %g s' % jobs.timeout if rc == 124 else ''}: {out.strip()[-300:]}); "
+            "nothing was copied or restored. Check the jobs (a job that does not end holds the pause), or "
+            "correct `jobs.pause` in the stack file")
+    try:
+        yield notes
+    finally:
+        rc, out = engine.exec(container, list(jobs.resume), timeout=60)
+        if rc != 0:
+            notes.append(f"{site.name}: resuming its {jobs.what} failed (exit code {rc}: {out.strip()[-200:]}); "
+                         f"they stay paused: run `docker exec {container} {' '.join(jobs.resume)}`")
+
+
+def written_by_jobs(site: Site, item: str) -> bool:
+    """Whether ``item`` is one the site's jobs write on their own (``jobs.writes``, fnmatch
+    patterns, case-sensitive), named as ``verify --deep`` names it (``table cron_schedule``)
+    or as a reset lists it (``table cron_schedule (3 rows)``: the note in parentheses is not
+    matched)."""
+    if site.jobs is None:
+        return False
+    names = {item, item.split(" (", 1)[0]}
+    return any(fnmatchcase(n, p) for n in names for p in site.jobs.writes)
