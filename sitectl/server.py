@@ -41,9 +41,9 @@ from sitectl.ops.pool import LeaseError, Pool
 
 READY = "Ready for duty!"
 ONGOING = "Reset ongoing"
-_TOKEN_PATH = re.compile(r"^/t/([^/]+)(/.*)$")
-_INSTANCE_PATH = re.compile(r"^/i/(\d{1,2})(/(?:reset|status))$")
-_LEASE_PATH = re.compile(r"^/l/([A-Za-z0-9_-]{1,64})(/(?:reset|status))$")
+_TOKEN_PATH = re.compile(r"^/t/([^/]+)(/.*)\Z")
+_INSTANCE_PATH = re.compile(r"^/i/(\d{1,2})(/(?:reset|status))\Z")
+_LEASE_PATH = re.compile(r"^/l/([A-Za-z0-9_-]{1,64})(/(?:reset|status))\Z")
 MAX_BODY = 64 * 1024
 
 
@@ -178,7 +178,7 @@ class Handler(BaseHTTPRequestHandler):
             if not authed:
                 return self._deny()
             return self._send(200, pool.status(health=True))
-        m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})$", path)
+        m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})\Z", path)
         if m:  # the lease id is the credential: its holder reads where it points now
             try:
                 return self._send(200, self._lease_body(pool.lease(m.group(1))))
@@ -222,7 +222,7 @@ class Handler(BaseHTTPRequestHandler):
                 if lease is None:
                     return self._send(503, {"error": "no instance is free (all leased, resetting or failed)"})
                 return self._send(200, self._lease_body(lease))
-            m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})/heartbeat$", path)
+            m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})/heartbeat\Z", path)
             if m:
                 lease = pool.heartbeat(m.group(1))
                 return self._send(200, lease.as_dict(pool.clock()))
@@ -237,7 +237,7 @@ class Handler(BaseHTTPRequestHandler):
         path, authed = self._route()
         if not authed:
             return self._deny()
-        m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})$", path)
+        m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})\Z", path)
         if not m:
             return self._send(404, {"error": f"no such endpoint: DELETE {path}"})
         try:

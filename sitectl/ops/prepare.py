@@ -26,7 +26,7 @@ from sitectl.sites.base import DRIVERS
 from sitectl.stack.target import Target
 
 _TOKEN = re.compile(r"__[A-Z_]+?__")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}\Z")
 #: Site keys of the task file and the variable WebArena substitutes for each.
 SITE_VARS = {"shopping": "SHOPPING", "shopping_admin": "SHOPPING_ADMIN", "reddit": "REDDIT", "gitlab": "GITLAB",
              "wikipedia": "WIKIPEDIA", "map": "MAP", "homepage": "HOMEPAGE"}

@@ -21,8 +21,8 @@ from sitectl.stack.target import Target
 from sitectl.stores import check_snapshot_name, stores_for
 
 ARCHIVE_FORMAT = 2  # 2: a PostgreSQL payload is one pg_dump archive (its schema text inside)
-_SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
-_PAYLOAD_FILE = re.compile(r"^\d+-[A-Za-z0-9_.-]+$")
+_SAFE_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}\Z")
+_PAYLOAD_FILE = re.compile(r"^\d+-[A-Za-z0-9_.-]+\Z")
 
 
 def export(target: Target, name: str, path: Path, engine: Engine, reporter: Reporter = QUIET) -> dict:
@@ -100,6 +100,8 @@ def _check_archive(tar, target: Target) -> dict:
             raise UsageError(f"archive member {mem.name!r} is not allowed (only regular files under payload/)")
         if not (mem.name == "manifest.json" or (len(parts) == 3 and parts[0] == "payload")):
             raise UsageError(f"archive member {mem.name!r} is not allowed")
+        if mem.name in names:  # tarfile reads the last of equal names: which one was checked?
+            raise UsageError(f"archive member {mem.name!r} appears more than once")
         names.add(mem.name)
     if "manifest.json" not in names:
         raise UsageError("archive has no manifest.json")

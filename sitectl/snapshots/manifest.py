@@ -108,9 +108,10 @@ MANIFESTS = threading.RLock()
 def write_manifest(target: Target, name: str, data: dict) -> None:
     p = manifest_path(target, name)
     p.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=1, sort_keys=True)  # data that cannot be written fails before any file
     tmp = p.with_name(f".manifest.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w") as f:
-        f.write(json.dumps(data, indent=1, sort_keys=True))
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, p)  # atomic: a reader sees the old or the new manifest, never half

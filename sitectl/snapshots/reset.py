@@ -31,7 +31,7 @@ from sitectl.snapshots.manifest import GOLDEN, check_covered, manifest_path, rea
 from sitectl.snapshots.take import take_unlocked
 from sitectl.stack.model import Site
 from sitectl.stack.target import Target
-from sitectl.stores.site import SiteStores
+from sitectl.stores.site import SiteChanges, SiteStores
 
 
 @dataclass
@@ -80,8 +80,8 @@ def _restore_stores(site: Site, stores: SiteStores, name: str, full: bool, res: 
     res.method = "full" if full or found.needs_full else "delta"
     reporter.step(site.name, f"{res.method} restore from {name}" + (f": {len(res.changed)} item(s)" if res.changed else ""))
     # A delta restores, flushes and checks in one round trip when every store can.
-    left = stores.restore(name, found)
-    if left and not _settled(site, stores, name, res.method):
+    left, restored = stores.restore_rounds(name, found)
+    if left and not _settled(site, stores, name, res.method, restored):
         res.escalations.append(f"after {res.method}: still changed: {', '.join(left[:5])}")
         reporter.step(site.name, f"check failed after {res.method}; escalating to full")
         res.method = "full"
@@ -95,35 +95,41 @@ def _restore_stores(site: Site, stores: SiteStores, name: str, full: bool, res: 
 WRITE_WATCH_S = 0.5
 
 
-def _settled(site: Site, stores: SiteStores, name: str, method: str) -> bool:
-    """After a restore's closing check found something: detect twice, :data:`WRITE_WATCH_S`
-    apart, with nothing of sitectl running in between. Nothing found: True (the site equals the
-    snapshot; no escalation). The same both times: False (a restore that did not take; the
-    caller escalates). Different (items, or the keys behind them): the site is being written to
-    (an agent or a job still at work), which no escalation would cure: raises
-    :class:`WrittenDuringReset`."""
-    first, _ = _detected(stores, name)
+def _settled(site: Site, stores: SiteStores, name: str, method: str, restored: SiteChanges | None = None) -> bool:
+    """After a restore's closing check found something: is it the restore that did not take, or
+    writes that came while it ran? Nothing found on a new detection: True (the site equals the
+    snapshot; no escalation). Something that the last delta round did not restore (``restored``:
+    a row, file or key it did not list, :meth:`SiteChanges.new_since`), or a second detection
+    :data:`WRITE_WATCH_S` later, with nothing of sitectl running in between, that differs from
+    the first: the site is being written to (an agent or a job still at work), which no
+    escalation would cure: raises :class:`WrittenDuringReset`. The same both times, all of it
+    restored before: False (a restore that did not take; the caller escalates)."""
+    first, found = _detected(stores, name)
     if not first:
         return True
-    time.sleep(WRITE_WATCH_S)
-    later, items = _detected(stores, name)
-    if not later:
-        return True
-    if later != first:
-        raise WrittenDuringReset(
-            f"{site.name}: written to while it was reset (what differs after the {method} restore kept changing: "
-            f"{', '.join(items[:5])}{' ...' if len(items) > 5 else ''}); what changed before the reset began was "
-            "restored, what came during it is still logged. Stop what writes to the site, then "
-            f"`sitectl reset {site.name}` again (a delta)")
-    return False
+    new = found.new_since(restored) if restored is not None else []
+    if not new:
+        time.sleep(WRITE_WATCH_S)
+        later, found = _detected(stores, name)
+        if not later:
+            return True
+        if later == first:
+            return False
+    items = found.items
+    raise WrittenDuringReset(
+        f"{site.name}: written to while it was reset (what differs after the {method} restore "
+        f"{'was written after it began' if new else 'kept changing'}: "
+        f"{', '.join(items[:5])}{' ...' if len(items) > 5 else ''}); what changed before the reset began was "
+        "restored, what came during it is still logged. Stop what writes to the site, then "
+        f"`sitectl reset {site.name}` again (a delta)")
 
 
-def _detected(stores: SiteStores, name: str) -> tuple[list[str], list[str]]:
+def _detected(stores: SiteStores, name: str) -> tuple[list[str], SiteChanges]:
     """One detection: what it finds store by store, items and the detail behind them (logged
-    keys, counts), as comparable text; and the items, for messages."""
+    keys, counts), as comparable text; and the detection itself."""
     found = stores.changes(name)
     return ([json.dumps([c.items, c.detail], sort_keys=True, default=str) for _, c in found.per_store if c],
-            found.items)
+            found)
 
 
 def _restore_paused(target: Target, site: Site, engine: Engine, stores: SiteStores, name: str, full: bool,

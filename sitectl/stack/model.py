@@ -24,12 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, 
 
 from sitectl.errors import UsageError
 
-_PORT_RE = re.compile(r"^(\d{1,5}):(\d{1,5})$")
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-_CONTAINER_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
+_PORT_RE = re.compile(r"^(\d{1,5}):(\d{1,5})\Z")
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}\Z")
+_CONTAINER_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}\Z")
 _PLACEHOLDERS = {"host", "origin", "url", "port", "scheme", "data"}
 #: ``{origin_<site>}``: the origin of another site of the same instance.
-_SITE_ORIGIN_RE = re.compile(r"^origin_([a-z][a-z0-9_]{0,39})$")
+_SITE_ORIGIN_RE = re.compile(r"^origin_([a-z][a-z0-9_]{0,39})\Z")
 
 
 class SiteKind(str, enum.Enum):

@@ -26,7 +26,7 @@ from sitectl.errors import UsageError
 if TYPE_CHECKING:
     from sitectl.stack.model import Site, Stack
 
-_HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*$")
+_HOST_RE = re.compile(r"^(?=.{1,253}\Z)[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\Z")
 _CONFIG_KEYS = {"stack", "host", "site_hosts", "instance", "seed", "scale", "data_dir"}
 #: Instance N publishes each port at the declared port + PORT_STEP * N (see docs/cli.md).
 PORT_STEP = 100

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from sitectl.errors import UsageError
 from sitectl.stores.transport import run_batch
 
-_SNAP_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}$")
+_SNAP_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}\Z")
 
 
 def check_snapshot_name(name: str) -> str:
@@ -101,6 +101,12 @@ class Store(ABC):
             StoreError: a command failed in a way that says nothing about changes.
         """
         return Changes()
+
+    def change_marks(self, changes: Changes) -> set[str]:
+        """What ``changes`` found, as identities that stay the same while the same thing stays
+        changed (a row's table and key, a file's path), not counts: a later detection holding a
+        mark this one lacks found something written after it. This default uses the items."""
+        return set(changes.items)
 
     @abstractmethod
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:

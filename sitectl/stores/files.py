@@ -240,6 +240,12 @@ class FilesStore(Store):
                 items += [f"folder {p}/{shown(r)} (metadata)" for r in dirs if not changed and not added]
         return Changes(sorted(items), detail)
 
+    def change_marks(self, changes: Changes) -> set[str]:
+        # A path, whether changed, added or only its metadata: the same entry written again
+        # is the same mark.
+        return {f"{i}\t{r}" for i, d in changes.detail.items()
+                for r in (*d["changed"], *d["added"], *d["dirs"])}
+
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         if changes is None:
             changes = Changes(["all"], {i: None for i in range(len(self.paths))})

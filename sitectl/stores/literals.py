@@ -8,6 +8,7 @@ read the same whatever ``standard_conforming_strings`` is).
 """
 from __future__ import annotations
 
+import math
 import re
 
 
@@ -17,11 +18,18 @@ def q_ident(name: str) -> str:
 
 
 def q_value(v) -> str:
-    """A SQL literal for a value read back from JSON (numbers, strings, null)."""
+    """A SQL literal for a value read back from JSON (numbers, strings, null).
+
+    Raises:
+        ValueError: a float that is not finite (NaN, infinities: Python's ``json.loads`` reads
+            them, SQL has no literal for them, and ``repr`` would give the bare word ``nan``).
+    """
     if v is None:
         return "NULL"
     if isinstance(v, bool):
         return "1" if v else "0"
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"no SQL literal for the float {v!r}")
     if isinstance(v, (int, float)):
         return repr(v)
     s = str(v).replace("\\", "\\\\").replace("'", "\\'").replace("\0", "\\0")
@@ -43,6 +51,17 @@ def m_value(v) -> str:
 
 def pg_value(v) -> str:
     """A PostgreSQL literal: strings as ``E'...'`` (backslash escapes, whatever
-    ``standard_conforming_strings`` is), numbers and NULL as they are."""
+    ``standard_conforming_strings`` is), booleans as ``TRUE``/``FALSE``, numbers and NULL as
+    they are.
+
+    Raises:
+        ValueError: a string holding NUL (PostgreSQL's text types cannot hold it, and in an
+            ``E''`` string ``\\0`` before octal digits is another character; psycopg refuses
+            it too), or a float that is not finite (:func:`q_value`).
+    """
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, str) and "\0" in v:
+        raise ValueError("PostgreSQL text cannot hold NUL (0x00)")
     lit = q_value(v)
     return "E" + lit if lit.startswith("'") else lit

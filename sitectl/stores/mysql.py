@@ -538,6 +538,12 @@ class MysqlStore(Store):
         return Changes(items, {"keys": {t: keys[t] for t in rows_changed}, "rebuild": rebuild, "extra": extra,
                                "autoinc": autoinc, "pk": pks, "golden_ai": golden_ai, "objects": objects})
 
+    def change_marks(self, changes: Changes) -> set[str]:
+        keys = changes.detail.get("keys") or {}
+        rows = {f"table {t} ({len(ks)} rows)" for t, ks in keys.items()}
+        return ({i for i in changes.items if i not in rows}
+                | {f"row {t}\t{k}" for t, ks in keys.items() for k in ks})
+
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         # A missing snapshot makes the change detection fail, which asks for the full path;
         # only that path checks that the snapshot exists.

@@ -47,7 +47,7 @@ import uuid
 from sitectl.errors import StoreError
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.literals import pg_value
-from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, take_when_quiet
+from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, retry_deadlocks, take_when_quiet
 
 #: Layout of a snapshot schema and of the tracking; a snapshot of another format is refused
 #: with the next step (take it again).
@@ -544,12 +544,14 @@ class PostgresStore(Store):
         self.db = session.database
 
     def sql(self, statements: str, what: str = "SQL") -> list[list[str]]:
-        """Run statements in one transaction; return the rows of every statement, in order.
+        """Run statements in one transaction (again when the server ends it as a deadlock's
+        victim: :func:`sitectl.stores.sql.retry_deadlocks`); return the rows of every
+        statement, in order.
 
         Raises:
             StoreError: the server refused (names the site and ``what``).
         """
-        return self.session.query(f"{_NO_JIT} {statements}", what)
+        return retry_deadlocks(lambda: self.session.query(f"{_NO_JIT} {statements}", what))
 
     def snap_schema(self, name: str) -> str:
         return f"sitectl_s_{name}"
@@ -714,6 +716,13 @@ class PostgresStore(Store):
             "whole": sorted({json.loads(r[1]) for r in rows if r[0] == "T"}),
             "added": [[o, *added[o]] for o in sorted(added)], "ddl": sorted(objs), "sequences": seq_changed,
             "full": full, "pk": pk, "rows": _group([(json.loads(r[1]), r[2]) for r in rows if r[0] == "R"])})
+
+    def change_marks(self, changes: Changes) -> set[str]:
+        # Keys are listed while the log holds at most MAX_INLINE_KEYS rows; beyond, the counts.
+        rows = changes.detail.get("rows") or {}
+        counts = {f"table {t} ({n} rows)" for t, n in (changes.detail.get("keys") or {}).items() if t in rows}
+        return ({i for i in changes.items if i not in counts}
+                | {f"row {t}\t{k}" for t, ks in rows.items() for k in ks})
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         # A missing snapshot makes the change detection fail, which asks for the full path;

@@ -16,6 +16,7 @@ from sitectl.errors import StoreError
 from sitectl.stack.model import Site
 from sitectl.stores import stores_for
 from sitectl.stores.base import Changes, Store
+from sitectl.stores.sql import retry_deadlocks
 from sitectl.stores.transport import failure, fits, run_batch
 
 
@@ -42,6 +43,13 @@ class SiteChanges:
 
     def __bool__(self) -> bool:
         return any(c for _, c in self.per_store)
+
+    def new_since(self, before: SiteChanges) -> list[str]:
+        """What this detection found that ``before`` (an earlier one, of the same stores) did
+        not: changes made after ``before`` was read (:meth:`sitectl.stores.base.Store.change_marks`),
+        sorted; [] when everything found now was already found then."""
+        then = {id(st): st.change_marks(c) for st, c in before.per_store}
+        return sorted(m for st, c in self.per_store for m in st.change_marks(c) - then.get(id(st), set()))
 
 
 def _slices(results: list, groups: list[list]):
@@ -121,6 +129,10 @@ class SiteStores:
     ROUNDS = 3
 
     def restore(self, name: str, found: SiteChanges | None) -> list[str]:
+        """:meth:`restore_rounds` without the last round's detection: what is still changed."""
+        return self.restore_rounds(name, found)[0]
+
+    def restore_rounds(self, name: str, found: SiteChanges | None) -> tuple[list[str], SiteChanges | None]:
         """Bring every store back to snapshot ``name`` and check: only what ``found`` lists
         (a delta; in one round trip with the flushes and the check when every store can), or
         everything, concurrently per store, when ``found`` is None (a full restore).
@@ -131,24 +143,27 @@ class SiteStores:
         for the caller's escalation.
 
         Returns:
-            What is still changed afterwards ([] when the site equals the snapshot).
+            What is still changed afterwards ([] when the site equals the snapshot), and the
+            detection the last delta round restored (None after a full restore): a later
+            detection finding more than it (:meth:`SiteChanges.new_since`) found writes that
+            came during the restore.
 
         Raises:
             StoreError: a restore or flush command failed (the message names it).
         """
         if found is None or found.needs_full:
-            return self._restore_stores(name, found)
+            return self._restore_stores(name, found), None
         left = self._restore_delta(name, found)
         for _ in range(self.ROUNDS - 1):
             if not left:
                 break
             again = self.changes(name)
             if not again:
-                return self.check(name)
+                return self.check(name), found
             if again.needs_full:
                 break
-            left = self._restore_delta(name, again)
-        return left
+            found, left = again, self._restore_delta(name, again)
+        return left, found
 
     def _restore_delta(self, name: str, found: SiteChanges) -> list[str]:
         left = self._restore_in_one_trip(name, found)
@@ -193,10 +208,17 @@ class SiteStores:
         argvs = [r.argv for r in reqs]
         if any(a is None for a in argvs) or not fits(argvs):
             return None  # a network query, or more than one exec can carry: step by step
-        results = run_batch(self._transport(), reqs, f"{stores[0].site} restore")
-        for what, res in zip(["restore"] * len(restore) + ["flush after the restore"] * len(flush), results):
-            err = failure(res)
-            if err is not None:
-                raise StoreError(f"{stores[0].site}: {what} failed: {err}")
+
+        def trip() -> list:
+            results = run_batch(self._transport(), reqs, f"{stores[0].site} restore")
+            for what, res in zip(["restore"] * len(restore) + ["flush after the restore"] * len(flush), results):
+                err = failure(res)
+                if err is not None:
+                    raise StoreError(f"{stores[0].site}: {what} failed: {err}")
+            return results
+
+        # A restore the server ended as a deadlock's victim (the application writing the same
+        # tables) was rolled back whole: the trip runs again.
+        results = retry_deadlocks(trip)
         parts = _slices(results[len(restore) + len(flush):], groups)
         return [item for (st, c), part in zip(found.per_store, parts) for item in st.parse_check(name, c, part)]

@@ -23,6 +23,7 @@ can travel through ``docker exec`` in one exec and the others directly.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -30,6 +31,8 @@ import time
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random
 
 from sitectl.errors import StoreError
 from sitectl.stores.literals import m_value, pg_value
@@ -42,8 +45,36 @@ STAGE = "/var/lib/sitectl/stage"
 SQL_BUDGET = 100_000
 #: Attempts at a snapshot while the application writes, and the pause before the next (s, times
 #: the attempt's number).
-SNAPSHOT_ATTEMPTS = 3
+SNAPSHOT_ATTEMPTS = 5
 SNAPSHOT_RETRY_S = 0.5
+#: Times a transaction the server ended as a deadlock victim is run (the server rolled all of
+#: it back, so running it again is running it once), and the longest pause before the next (s).
+DEADLOCK_ATTEMPTS = 4
+DEADLOCK_PAUSE_S = 0.5
+_DEADLOCK = re.compile(r"deadlock detected|Deadlock found when trying to get lock")
+
+
+def deadlocked(error: object) -> bool:
+    """Whether ``error`` (an exception or a result's error text) says the server chose the
+    transaction as a deadlock's victim: PostgreSQL's ``deadlock detected`` (SQLSTATE 40P01),
+    MariaDB's ``ERROR 1213 (40001): Deadlock found when trying to get lock`` (sources: the
+    PostgreSQL manual, "Explicit Locking" §13.3.4; MariaDB's error code list)."""
+    return error is not None and bool(_DEADLOCK.search(str(error)))
+
+
+def retry_deadlocks(run):
+    """``run()``, run again (up to :data:`DEADLOCK_ATTEMPTS` in all, after a random pause up
+    to :data:`DEADLOCK_PAUSE_S`) while it raises a :class:`StoreError` that says the server
+    ended its transaction as a deadlock's victim: installing triggers or restoring rows while
+    the application writes can lock tables in the opposite order to one of its transactions.
+    Only for work done in one transaction (nothing of it stays after the rollback).
+
+    Raises:
+        StoreError: the last attempt's error, or another error at once.
+    """
+    return Retrying(retry=retry_if_exception(lambda e: isinstance(e, StoreError) and deadlocked(e)),
+                    stop=stop_after_attempt(DEADLOCK_ATTEMPTS), wait=wait_random(0.05, DEADLOCK_PAUSE_S),
+                    reraise=True)(run)
 
 
 def take_when_quiet(take, what: str, stop: str) -> int:

@@ -4,6 +4,7 @@ with as few round trips as possible."""
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,17 +14,19 @@ if TYPE_CHECKING:
     from sitectl.engine.base import Engine
 
 # Runs length-prefixed groups of arguments as commands, one after the other, and prints after
-# each one's output a marker line with its exit code. POSIX sh. Each command is built as a list
-# of positional references ("${3}" "${4}" ...): only index numbers ever reach `eval`, never an
-# argument's text, and the cost grows in line with the number of arguments.
+# each one's output a marker line with its exit code and the batch's nonce (the first argument:
+# no command's output can hold a marker of a batch it cannot know). POSIX sh. Each command is
+# built as a list of positional references ("${3}" "${4}" ...): only index numbers ever reach
+# `eval`, never an argument's text, and the cost grows in line with the number of arguments.
 RUN_MANY_SH = r"""
+nonce=$1; shift
 i=1
 while [ "$i" -le "$#" ]; do
   eval "n=\${$i}"
   j=$((i + 1)); end=$((i + n)); cmd=""
   while [ "$j" -le "$end" ]; do cmd="$cmd \"\${$j}\""; j=$((j + 1)); done
   ( eval "$cmd" ) 2>&1
-  printf '\n@@sitectl-rc=%s@@\n' "$?"
+  printf '\n@@sitectl-rc-%s=%s@@\n' "$nonce" "$?"
   i=$((end + 1))
 done
 """
@@ -32,7 +35,11 @@ done
 BATCH_BUDGET = 1_000_000
 #: Bytes one argument may have (Linux MAX_ARG_STRLEN is 128 KiB).
 ARG_BUDGET = 120_000
-_MARK = re.compile(r"\n@@sitectl-rc=(\d+)@@(?:\n|$)")
+
+
+def _marks(nonce: str) -> re.Pattern:
+    """The marker line of the batch whose nonce is ``nonce`` (its exit code captured)."""
+    return re.compile(r"\n@@sitectl-rc-" + re.escape(nonce) + r"=(\d+)@@(?:\n|\Z)")
 
 
 class ExecTransport:
@@ -76,8 +83,9 @@ class ExecTransport:
         args: list[str] = []
         for a in argvs:
             args += [str(len(a)), *a]
-        rc, out = self.engine.exec(self.container, ["sh", "-c", RUN_MANY_SH, "sh", *args], timeout=timeout)
-        pieces = _MARK.split(out)  # text, rc, text, rc, ..., trailing text
+        nonce = secrets.token_hex(16)
+        rc, out = self.engine.exec(self.container, ["sh", "-c", RUN_MANY_SH, "sh", nonce, *args], timeout=timeout)
+        pieces = _marks(nonce).split(out)  # text, rc, text, rc, ..., trailing text
         outs, rcs = pieces[0:-1:2], pieces[1::2]
         if rc != 0 or len(outs) != len(argvs):
             raise StoreError(f"{self.site}: {what} failed (exit code {rc}): {out.strip()[-1500:]}")

@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+from sitectl.sites.jobs import written_by_jobs
 from tests.actions import magento, postmill
 from tests.conftest import cli
 
@@ -106,7 +107,7 @@ def test_writes_during_snapshot_and_resets_are_never_kept(mini, engine, site):
             assert sum(started < t < snapshot_done for t in writer.done) >= 3, "too few writes during the snapshot"
             # Taken in a quiet moment (the attempts wait for one), or refused naming the writes.
             assert code == 0 or "was written while snapshot 'golden' was copied" in str(snap), snap
-            assert code == 0, f"no quiet moment in three attempts: {snap}"
+            assert code == 0, f"no quiet moment in five attempts: {snap}"
             while time.monotonic() < snapshot_done + 6.5:  # resets through the next burst too
                 code, res = cli("reset", site, "--json")
                 # A delta, or refused as written meanwhile (exit 9, naming it); never escalated
@@ -125,7 +126,10 @@ def test_writes_during_snapshot_and_resets_are_never_kept(mini, engine, site):
         code, res = cli("reset", site, "--json")  # quiet
         assert code == 0, res
         again = cli("reset", site, "--json")[1]
-        assert again["sites"][0]["method"] == "none", again
+        # Nothing left to undo (Magento's cron, every minute, may have run in between: what it
+        # writes is all the next reset may find).
+        row = again["sites"][0]
+        assert row["method"] == "none" or all(written_by_jobs(mini.stack.sites[site], c) for c in row["changed"]), again
         live, golden = (count(engine, container, client, q) for q in (live_sql, golden_sql))
         assert live == golden, f"{site}: {live} rows live after the quiet reset, golden's copy has {golden}"
         code, deep = cli("verify", "--deep", site, "--json")  # the comparison runs before its probes log in

@@ -120,9 +120,6 @@ def test_q_value_finite_float_parses_back_to_the_same_float(x):
 
 
 @pytest.mark.parametrize("fn", [q_value, m_value, pg_value])
-@pytest.mark.xfail(strict=True, reason="BUG: q_value writes repr(float): nan/inf/-inf become the bare words "
-                                       "nan/inf (column references in SQL), not a number or an error; Python's "
-                                       "json.loads accepts NaN/Infinity, so a value read back from JSON can be one")
 def test_non_finite_floats_are_refused_or_written_as_literals_not_bare_words(fn):
     for x in (math.nan, math.inf, -math.inf):
         try:
@@ -242,13 +239,12 @@ def test_the_pg_oracle_reads_escapes_as_postgresql_does(literal, value):
     assert parse_pg_literal(literal) == value == pglast_value(literal)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: pg_value writes NUL as \\0, and in an E'' string \\0 followed by "
-                                       "octal digits is one octal escape: 'a\\x0012' reads back as 'a\\n' "
-                                       "(PostgreSQL's parser agrees); it should refuse NUL as psycopg does")
 @pytest.mark.parametrize("s", ["\x001", "a\x0012", "\x007"])
 def test_pg_value_never_yields_a_literal_postgresql_reads_as_another_string(s):
     try:
         got = parse_pg_literal(pg_value(s))
+    except ValueError:
+        return  # refused up front, as psycopg does
     except LexError:
         return  # refused by the server: no silent change
     assert got == s
@@ -266,9 +262,6 @@ def test_pg_value_of_a_lone_nul_is_refused_not_silently_changed():
             pglast_value(lit)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: pg_value(True) is q_value's '1', a PostgreSQL integer: "
-                                       "`boolcol = 1` fails (no boolean = integer operator) although "
-                                       "SqlSession.literal documents bools; PostgreSQL's constants are TRUE/FALSE")
 def test_pg_value_of_a_bool_is_a_postgresql_boolean_constant():
     assert (pg_value(True).lower(), pg_value(False).lower()) == ("true", "false")
 
