@@ -261,6 +261,7 @@ def _copy_in(container: str, text: str, path: str) -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(text)
     try:
+        os.chmod(f.name, 0o644)  # docker cp keeps the mode: readable by gitlab-psql's peer-authenticated psql
         docker.copy(f.name, (container, path))
     finally:
         Path(f.name).unlink()
