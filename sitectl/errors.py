@@ -25,7 +25,8 @@ The tree (exit code in brackets)::
     │   └── WrittenDuringReset [9] ... the site kept being written while it was reset
     ├── LocatorError [9]          a locator could not read what it was asked for
     ├── InstanceBusy [10]         another process holds the instance's lock
-    └── DamagedRecord [11]        a record of sitectl's on the host (a snapshot manifest) is damaged
+    ├── DamagedRecord [11]        a record of sitectl's on the host (a snapshot manifest) is damaged
+    └── DoctorFailed [12]         a container lacks what its stack file and stores assume (``doctor``)
 
 An interrupt exits 130 (``docs/cli.md``, exit codes).
 """
@@ -192,3 +193,18 @@ class DamagedRecord(SitectlError):
     fault and the repair."""
 
     exit_code = 11
+
+
+class DoctorFailed(SitectlError):
+    """``sitectl doctor`` (or ``up`` before it takes golden) found a site's container lacking
+    what its stack file and stores assume; ``report`` holds the whole report, the message every
+    failed check with its fix."""
+
+    exit_code = 12
+
+    def __init__(self, report: dict, lines: list[str]):
+        super().__init__("doctor found what would make golden wrong or a reset fail:\n"
+                         + "\n".join(f"  {x}" for x in lines)
+                         + "\n(the whole report: sitectl doctor --json; share it when asking for help)")
+        self.report = report
+        self.payload = report

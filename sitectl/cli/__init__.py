@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "build": ("lifecycle", "build", "Build the images the stack builds itself (the mini replicas)."),
     "cluster": ("cluster", "cluster",
                 "A fleet of instances on a Docker Swarm: deploy, status, push-images, rm (docs/cluster.md)."),
+    "doctor": ("checks", "doctor", "Check that each site's container offers what its stack file and stores assume."),
     "down": ("lifecycle", "down", "Remove the instance's containers and network."),
     "env": ("env", "env", "Print the sites' environment variables (WebArena, BrowserGym or .env format)."),
     "hosts": ("env", "hosts", "Show the sites' host names, which ones this machine cannot resolve, and the "

@@ -1,5 +1,6 @@
-"""``sitectl status``, ``verify``, ``instances``: what runs, and whether it is healthy (and,
-with ``verify --deep``, still golden)."""
+"""``sitectl status``, ``verify``, ``instances``, ``doctor``: what runs, whether it is healthy
+(and, with ``verify --deep``, still golden), and whether its containers offer what the stack
+file and the stores assume."""
 from __future__ import annotations
 
 import click
@@ -9,8 +10,9 @@ from rich.table import Table
 from sitectl import snapshots
 from sitectl.cli.common import _reporter, out, target_options
 from sitectl.engine import DockerEngine
-from sitectl.errors import VerifyFailed
+from sitectl.errors import DoctorFailed, VerifyFailed
 from sitectl.ops import checks
+from sitectl.ops import doctor as doctor_ops
 from sitectl.ops.instances import list_instances
 from sitectl.sites.probes import ProbeOutcome
 from sitectl.stack.target import Target
@@ -89,3 +91,27 @@ def instances(target: Target, as_json: bool, no_health):
     out.print(t)
     if not rows:
         out.print("no instance runs on this engine (`sitectl up --instance N`)")
+
+
+@click.command()
+@click.argument("sites", nargs=-1)
+@target_options
+def doctor(target: Target, as_json: bool, sites):
+    """Check that each site's container offers what its stack file and stores assume."""
+    report = doctor_ops.doctor(target, target.stack.select(sites), DockerEngine())
+    if not as_json:
+        colour = {"ok": "green", "warn": "yellow", "fail": "red"}
+        for r in report["sites"]:
+            out.print(f"[bold]{r['site']}[/bold] ({r['container']}): [{colour[r['verdict']]}]{r['verdict']}[/]")
+            t = Table("check", "", "detail", "fix", show_header=False, box=None, padding=(0, 1))
+            t.columns[2].overflow = t.columns[3].overflow = "fold"
+            for c in r["checks"]:
+                t.add_row("  " + escape(c["check"]), f"[{colour[c['level']]}]{c['level']}[/]", escape(c["detail"]),
+                          escape(c["fix"]))
+            out.print(t)
+    if not report["ok"]:
+        raise DoctorFailed(report, doctor_ops.failures(report))
+    if as_json:
+        return report
+    out.print("[green]doctor: every site offers what its stores assume[/green] "
+              "(share `sitectl doctor --json` when asking for help)")

@@ -8,6 +8,7 @@ import concurrent.futures
 from sitectl import snapshots
 from sitectl.engine.base import Engine
 from sitectl.errors import SitectlError, UsageError
+from sitectl.ops import doctor
 from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.containers import SiteUp, ensure_images
@@ -71,6 +72,11 @@ def _up(target: Target, sites: list[Site], engine: Engine, reporter: Reporter, b
         missing = [s for s in missing if not _holds_unlisted_golden(target, s, engine, reporter)]
         todo = [s for s in fresh + missing if s.stores]
         if todo:
+            # Golden only from containers that offer what the stores assume (sitectl.ops.doctor):
+            # refused with the report, the containers left as the images and post-start steps
+            # made them; after the fix, `up` again takes golden from them.
+            reporter.step("doctor", f"checking {', '.join(s.name for s in todo)} before golden")
+            doctor.require(target, todo, engine)
             reporter.step("snapshot", f"golden snapshot of {', '.join(s.name for s in todo)}")
             snapshots.create(target, snapshots.GOLDEN, todo, engine)
     if errors:

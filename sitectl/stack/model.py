@@ -237,6 +237,10 @@ class Site(_Strict):
     mutable: bool = False
     #: Seconds ``up`` waits for the readiness probes.
     start_timeout: float = Field(default=300, gt=0)
+    #: Files inside the container whose absence makes the image's entrypoint re-initialise its
+    #: database at the next start (adhocore/docker-lemp's ``/run/mysqld/.init`` and
+    #: ``/run/postgresql/.init``: research/real-images.md §1.1); ``sitectl doctor`` checks them.
+    init_markers: list[str] = Field(default_factory=list)
 
     @field_validator("name")
     @classmethod
@@ -278,6 +282,14 @@ class Site(_Strict):
     def _volumes(cls, v: list[str]) -> list[str]:
         for val in v:
             _check_placeholders(val)
+        return v
+
+    @field_validator("init_markers")
+    @classmethod
+    def _init_markers(cls, v: list[str]) -> list[str]:
+        for m in v:
+            if not m.startswith("/") or "\0" in m or "\n" in m:
+                raise ValueError(f"{m!r} is not an absolute path")
         return v
 
     @field_validator("url")

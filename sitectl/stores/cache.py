@@ -1,5 +1,5 @@
 """Cache store: an application cache that is flushed after any restore of the site (Magento's
-``bin/magento cache:flush``; the forum's cache pools, rate-limit counters included). It holds
+Redis databases 0 and 1; the forum's cache pools, rate-limit counters included). It holds
 no golden state: stale cache entries would describe rows the restore just put back."""
 from __future__ import annotations
 

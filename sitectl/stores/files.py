@@ -8,14 +8,28 @@
   repository shows up as changed ref files, objects or folders; the deep fingerprint also
   hashes each bare repository's ``git for-each-ref`` output (repositories compared by refs).
 * **Restore** copies back only what changed or was deleted, removes what was added, and puts
-  folder times back. Only POSIX ``sh``, ``find``, ``cp``, ``rm``, ``mkdir``, ``touch``, ``stat``
-  and ``chmod`` are used (the real images include busybox-based ones).
+  folder times back.
+
+**One way in, on both userlands** (research/real-images.md §1.7): the Magento and forum images
+are Alpine with BusyBox (no ``find -printf``, ``comm``, ``sha256sum -z``; ``stat`` in whole
+seconds), GitLab's is Ubuntu with GNU tools and python3 only at
+``/opt/gitlab/embedded/bin/python3``. Listing, comparing, checking and hashing run through
+:mod:`sitectl.stores.files_helper`, a stdlib-only Python program sent as ``python3 -c`` text,
+found on each call by :data:`WITH_PYTHON_SH` (``python3`` on PATH, then GitLab's embedded one;
+no extra round trip). Without python3, GNU find's scripts below do the same with identical
+output; with neither (BusyBox and no python3), the command exits 5 with a message naming what
+to install. Restores use only POSIX ``sh``, ``rm``, ``cp -a``, ``mkdir``, ``chmod``, ``chown``,
+``stat -c %a``/``%u:%g`` and ``touch -h -r``, which BusyBox has. ``sitectl doctor`` shows what a
+container offers.
 
 No shell command is ever built from input: fixed scripts take paths as arguments.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from sitectl.errors import StoreError
+from sitectl.stores import files_helper
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_lines
 
@@ -109,6 +123,48 @@ done' sh {} +
 } HEX
 """.replace("HEX", _HEX)
 
+#: The helper program's text (stdlib only; see its docstring).
+HELPER = Path(files_helper.__file__).read_text(encoding="utf-8")
+#: Exit code of a files command in a container with neither python3 nor GNU find.
+NO_WAY_IN = 5
+
+# $1 = the helper's text, $2 = its mode, then the mode's arguments. Runs the helper with the
+# first python3 found (isolated: -I, no site packages: -S); without one, the mode's GNU find
+# script follows (FALLBACK_SH), which needs GNU find.
+WITH_PYTHON_SH = r"""
+h=$1; shift
+for py in python3 /opt/gitlab/embedded/bin/python3; do
+  if command -v "$py" >/dev/null 2>&1; then exec "$py" -I -S -c "$h" "$@"; fi
+done
+find / -maxdepth 0 -printf '' >/dev/null 2>&1 || {
+  echo "sitectl's files store needs python3 (any 3.6 or newer: its helper uses only the standard library) or GNU find in this container, and it has neither (BusyBox find has no -printf); install python3 in the image (Alpine: apk add python3), or run sitectl doctor for what the container offers" >&2
+  exit 5; }
+shift
+"""
+# The diff mode's GNU fallback: LIST_SH for each (live, listing, old listing) triple, one section
+# each, ended by a line "@@" as the helper's.
+DIFF_SH = "while [ $# -ge 3 ]; do\n(\n" + LIST_SH + "\n) || exit $?\necho @@\nshift 3\ndone\n"
+FALLBACK_SH = {"snapshot": SNAPSHOT_SH, "diff": DIFF_SH, "check": CHECK_SH, "fingerprint": FINGERPRINT_SH}
+
+
+def helper_argv(mode: str, *args: str) -> list[str]:
+    """The argv that runs the helper's ``mode`` with ``args`` inside a container (python3 when
+    there is one, else the GNU find script; see :data:`WITH_PYTHON_SH`)."""
+    return ["sh", "-c", WITH_PYTHON_SH + FALLBACK_SH[mode], "sh", HELPER, mode, *args]
+
+
+def _sections(out: str) -> list[str]:
+    """The per-folder sections of a ``diff`` output (each ended by a line ``@@``)."""
+    parts = out_lines(out)
+    sections, cur = [], []
+    for line in parts:
+        if line.strip() == "@@":
+            sections.append("\n".join(cur))
+            cur = []
+        else:
+            cur.append(line)
+    return sections
+
 
 def _records(out: str) -> list[str]:
     """The NUL-terminated records of a command's hex output (:data:`_HEX`), each decoded from
@@ -191,14 +247,18 @@ class FilesStore(Store):
     def snapshot(self, name: str) -> dict:
         size = 0
         for i, p in enumerate(self.paths):
-            out = self.transport.run(["sh", "-c", SNAPSHOT_SH, "sh", p, self._snap(name, i), self._list_file(name, i),
-                                      self._old_list_file(name, i)], f"snapshot {p}")
+            out = self.transport.run(helper_argv("snapshot", p, self._snap(name, i), self._list_file(name, i),
+                                                 self._old_list_file(name, i)), f"snapshot {p}")
             size += int((out_lines(out.strip()) or ["0"])[-1] or 0)
         return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths}
 
     def detect_requests(self, name: str) -> list:
-        return [Command(["sh", "-c", LIST_SH, "sh", p, self._list_file(name, i), self._old_list_file(name, i)])
-                for i, p in enumerate(self.paths)]
+        # One command for all the folders: one interpreter start inside the container.
+        return [self._diff_command(name, range(len(self.paths)))]
+
+    def _diff_command(self, name: str, indices) -> Command:
+        args = [a for i in indices for a in (self.paths[i], self._list_file(name, i), self._old_list_file(name, i))]
+        return Command(helper_argv("diff", *args))
 
     @staticmethod
     def _diff_text(out: str) -> tuple[list[str], list[str], list[str], dict[str, tuple]]:
@@ -220,19 +280,30 @@ class FilesStore(Store):
         return changed, top, dirs, {r: base_only[r] for r in changed + dirs}
 
     def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str], dict[str, tuple]]:
-        (res,) = self.transport.run_many([self.detect_requests(name)[i].argv], f"list {self.paths[i]}")
-        return self._diff_text(self._checked(res, i))
+        (res,) = self.transport.run_many([self._diff_command(name, [i]).argv], f"list {self.paths[i]}")
+        return self._diff_text(self._checked(res, [i])[0])
 
-    def _checked(self, res: tuple[int, str], i: int) -> str:
+    def _checked(self, res: tuple[int, str], indices: list[int]) -> list[str]:
+        """The per-folder sections of a ``diff`` result over the folders ``indices``.
+
+        Raises:
+            StoreError: the command failed or answered with another number of sections.
+        """
         rc, out = res
+        where = ", ".join(self.paths[i] for i in indices)
         if rc != 0:
-            raise StoreError(f"{self.site}: listing {self.paths[i]} failed (exit code {rc}): {out.strip()[-300:]}")
-        return out
+            raise StoreError(f"{self.site}: listing {where} failed (exit code {rc}): {out.strip()[-300:]}")
+        sections = _sections(out)
+        if len(sections) != len(indices):
+            raise StoreError(f"{self.site}: listing {where}: {len(sections)} sections for {len(indices)} folders: "
+                             f"{out.strip()[-300:]}")
+        return sections
 
     def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
         items, detail = [], {}
-        for i, (p, res) in enumerate(zip(self.paths, results)):
-            changed, added, dirs, recorded = self._diff_text(self._checked(res, i))
+        (res,) = results
+        for i, (p, text) in enumerate(zip(self.paths, self._checked(res, list(range(len(self.paths)))))):
+            changed, added, dirs, recorded = self._diff_text(text)
             if changed or added or dirs:
                 detail[i] = {"changed": changed, "added": added, "dirs": dirs, "recorded": recorded}
                 items += [f"file {p}/{shown(r)} (changed or deleted)" for r in changed]
@@ -269,7 +340,7 @@ class FilesStore(Store):
         for i, d in sorted(changes.detail.items(), key=lambda x: int(x[0])):
             paths = [_arg(f"./{r}") for r in d["added"] + d["changed"] + d["dirs"]]
             for chunk in _chunks(paths):
-                out.append((int(i), Command(["sh", "-c", CHECK_SH, "sh", self.paths[int(i)], *chunk])))
+                out.append((int(i), Command(helper_argv("check", self.paths[int(i)], *chunk))))
         return out
 
     def parse_check(self, name: str, changes: Changes, results: list) -> list[str]:
@@ -313,7 +384,7 @@ class FilesStore(Store):
         out = {}
         for i, p in enumerate(self.paths):
             folder = self._snap(name, i) if name else p
-            text = self.transport.run(["sh", "-c", FINGERPRINT_SH, "sh", folder], f"fingerprint {p}")
+            text = self.transport.run(helper_argv("fingerprint", folder), f"fingerprint {p}")
             records = iter(_records(text))
             for rec in records:
                 kind, _, rest = rec.partition(" ")

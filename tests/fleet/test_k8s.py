@@ -130,3 +130,21 @@ def test_render_bad_input(tmp_path):
     assert code == 2 and "unknown site 'nosuch'" in res["error"]
     code, res = cli("k8s", "render", "--instances", "0", "--out", "/tmp/x", "--json")
     assert code == 2 and "--instances" in str(res)  # click refuses it (0 is not in 1..50)
+
+
+def test_site_containers_keep_run_from_their_image(rendered):
+    # WebArena's Magento and forum images re-initialise their database when /run/mysqld/.init
+    # or /run/postgresql/.init is missing (research/real-images.md §1.1; the stack's
+    # init_markers): no volume, emptyDir or tmpfs may cover /run in a site's container.
+    seen = 0
+    for o in _objects(rendered):
+        if o["kind"] not in ("StatefulSet", "Deployment"):
+            continue
+        spec = o["spec"]["template"]["spec"]
+        for c in spec["containers"]:
+            if c["name"] != "site":  # the agent sidecar and the pool are sitectl's own images
+                continue
+            seen += 1
+            for m in c.get("volumeMounts", []):
+                assert not (m["mountPath"] == "/run" or m["mountPath"].startswith("/run/")), (o["metadata"]["name"], m)
+    assert seen >= 14  # 7 sites x 2 instances

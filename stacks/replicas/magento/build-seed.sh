@@ -19,6 +19,9 @@ CREATE USER 'magentouser'@'localhost' IDENTIFIED BY 'MyPassword';
 CREATE USER 'magentouser'@'127.0.0.1' IDENTIFIED BY 'MyPassword';
 CREATE USER 'magentouser'@'%' IDENTIFIED BY 'MyPassword';
 GRANT ALL PRIVILEGES ON magentodb.* TO 'magentouser'@'localhost', 'magentouser'@'127.0.0.1', 'magentouser'@'%';
+-- The real images' root password (adhocore's default, research/real-images.md §1.2). Unlike
+-- them, root also keeps socket authentication (docs/contracts.md lists the difference).
+ALTER USER 'root'@'localhost' IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD('1234567890');
 FLUSH PRIVILEGES;
 SQL
 T0=$(date +%s)

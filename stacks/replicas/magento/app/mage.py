@@ -1,17 +1,28 @@
 """Shared helpers of the Magento contract replica (DB, config cache, hashes, JWT, sessions).
 
+The config cache lives in Redis database 0 (127.0.0.1:6379), where the real images keep
+Magento's default cache frontend (page cache: database 1; research/real-images.md §1.2).
+
 This is a replica (test double) of the Magento 2.4 surface described in
 research/contract-magento.md; it is not Magento.
 """
 import base64, hashlib, hmac, json, os, re, secrets, time
 
 import pymysql
+import redis
 
 ROOT = os.environ.get("MAGE_ROOT", "/var/www/magento2")
 DB = dict(host="localhost", unix_socket="/run/mysqld/mysqld.sock", user="magentouser",
           password="MyPassword", database="magentodb", charset="utf8mb4", autocommit=True,
           cursorclass=pymysql.cursors.DictCursor)
-CONFIG_CACHE = os.path.join(ROOT, "var/cache/mage--replica-config.json")
+#: Redis databases of Magento's cache frontends on the real images: default, page_cache.
+CACHE_DB, PAGE_CACHE_DB = 0, 1
+#: The config cache's key (Cm_Cache_Backend_Redis keeps an entry as the hash zc:k:<id>).
+CONFIG_KEY = "zc:k:mage_replica_config"
+
+
+def cache(db=CACHE_DB):
+    return redis.Redis(host="127.0.0.1", port=6379, db=db, socket_timeout=2, socket_connect_timeout=2)
 
 
 def connect():
@@ -35,22 +46,20 @@ def ex(conn, sql, args=None):
         return c.lastrowid
 
 
-# --- config (default scope), cached in var/cache like Magento's file cache --------------
+# --- config (default scope), cached in Redis like the real images' Magento -------------
 def load_config(conn):
-    """core_config_data default-scope values; cached in var/cache until cache:flush."""
+    """core_config_data default-scope values; cached in Redis (database 0) until cache:flush.
+    Without Redis the values come from the database each time (never a stale copy)."""
     try:
-        with open(CONFIG_CACHE) as f:
-            return json.load(f)
-    except (OSError, ValueError):
+        raw = cache().hget(CONFIG_KEY, "d")
+        if raw:
+            return json.loads(raw)
+    except (redis.RedisError, ValueError):
         pass
     cfg = {r["path"]: r["value"] for r in q(conn, "SELECT path, value FROM core_config_data WHERE scope='default' AND scope_id=0")}
     try:
-        os.makedirs(os.path.dirname(CONFIG_CACHE), exist_ok=True)
-        tmp = CONFIG_CACHE + ".%d" % os.getpid()
-        with open(tmp, "w") as f:
-            json.dump(cfg, f)
-        os.replace(tmp, CONFIG_CACHE)
-    except OSError:
+        cache().hset(CONFIG_KEY, "d", json.dumps(cfg))
+    except redis.RedisError:
         pass
     return cfg
 

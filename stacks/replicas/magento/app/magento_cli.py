@@ -12,7 +12,7 @@ Implements the commands WebArena/VWA setup runs (contract-magento.md §5):
   cron:run   (what Magento's crontab runs each minute; the replica's cron service runs it)
   --version
 """
-import glob, os, shutil, sys
+import glob, os, shutil, sys, time
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -47,6 +47,17 @@ def opts(args):
 
 
 def flush_cache():
+    """Magento's cache:flush: the Redis databases of both cache frontends (waiting up to 10 s
+    for the server, which starts beside this one), and the file caches."""
+    for db in (mage.CACHE_DB, mage.PAGE_CACHE_DB):
+        for i in range(100):
+            try:
+                mage.cache(db).flushdb()
+                break
+            except mage.redis.RedisError:
+                if i == 99:
+                    raise
+                time.sleep(0.1)
     root = mage.ROOT
     for d in ("var/cache", "var/page_cache"):
         for p in glob.glob(os.path.join(root, d, "*")) + glob.glob(os.path.join(root, d, ".*")):

@@ -6,6 +6,9 @@ PGBIN=/usr/lib/postgresql/15/bin
 DATA=/usr/local/pgsql/data
 mkdir -p "$DATA" /var/run/postgresql
 chown -R postgres:postgres /usr/local/pgsql /var/run/postgresql
+# The real image's entrypoint re-initialises PostgreSQL unless this marker exists
+# (research/real-images.md §1.1); the image carries it as the real one does.
+touch /var/run/postgresql/.init
 chpst -u postgres $PGBIN/initdb -D "$DATA" -U postgres -E UTF8 --locale=C.UTF-8 \
       --auth-local=trust --auth-host=scram-sha-256 >/dev/null
 cat >> "$DATA/postgresql.conf" <<CONF

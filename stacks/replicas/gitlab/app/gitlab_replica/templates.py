@@ -42,7 +42,7 @@ T["sign_in.html"] = """{% extends "base.html" %}{% block content %}
 {% if error %}<div class="flash-alert" data-testid="alert-flash">{{ error }}</div>{% endif %}
 <form class="new_user gl-show-field-errors js-sign-in-form" aria-live="assertive" data-testid="sign-in-form" id="new_user" action="/users/sign_in" accept-charset="UTF-8" method="post">
 <input type="hidden" name="authenticity_token" value="{{ csrf }}" autocomplete="off">
-<div class="form-group"><label for="user_login">Username or primary email</label>
+<div class="form-group"><label for="user_login">Username or email</label>
 <input class="form-control gl-form-input top js-username-field" autocomplete="username" autofocus="autofocus" autocapitalize="off" autocorrect="off" required="required" title="This field is required." data-qa-selector="login_field" data-testid="username-field" type="text" value="{{ login }}" name="user[login]" id="user_login"></div>
 <div class="form-group"><label for="user_password">Password</label>
 <input class="form-control gl-form-input bottom" autocomplete="current-password" required="required" title="This field is required." data-qa-selector="password_field" data-testid="password-field" type="password" name="user[password]" id="user_password"></div>

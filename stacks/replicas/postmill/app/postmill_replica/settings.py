@@ -19,7 +19,7 @@ def _load_dotenv(path):
 
 _load_dotenv(os.path.join(APP_ROOT, ".env"))
 SESSION_DIR = os.path.join(APP_ROOT, "var/sessions")
-POOLS_DIR = os.path.join(APP_ROOT, "var/cache/prod/pools")
+POOLS_DIR = os.path.join(APP_ROOT, "var/cache/dev/pools")
 APP_SECRET = os.environ.get("APP_SECRET", "replica-postmill-app-secret")
 SESSION_COOKIE = "PHPSESSID"
 REMEMBER_COOKIE = "REMEMBERME"

@@ -1,0 +1,296 @@
+"""``sitectl doctor``: whether each site's running container offers what its stack file and
+stores assume, with the fix for each failure.
+
+One POSIX ``sh`` probe per container (BusyBox-safe: research/real-images.md §1.7, §5) reads
+the userland (OS, BusyBox or GNU find, the python3 the files store's helper runs with), the
+commands the stack file names (SQL and Redis clients, cache flushes, the jobs' pause and
+resume), every files store folder and its size, the entrypoint's ``/run`` markers
+(``init_markers``), free disk where golden copies go and available memory; then each SQL store
+answers ``SELECT version()`` and its database's size through its own client, and each Redis
+store ``PING`` in its database. ``up`` runs it before it takes golden and refuses with the
+report (:class:`sitectl.errors.DoctorFailed`).
+
+A check is ``ok``, ``warn`` (worth knowing, not blocking) or ``fail`` (golden would be wrong or
+a reset would fail); a failure carries its fix.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import asdict, dataclass
+
+from sitectl import snapshots
+from sitectl.engine import Engine
+from sitectl.errors import DoctorFailed, SitectlError
+from sitectl.stack import Site
+from sitectl.stack.target import Target
+from sitectl.stores import session_for
+from sitectl.stores.files import ROOT as FILES_ROOT
+from sitectl.stores.transport import ExecTransport, out_lines
+
+#: Seconds a folder's ``du`` may take before its size is reported unknown (a WebArena media
+#: folder holds millions of files).
+DU_SECONDS = 10
+#: Available memory under which the report warns, in KiB.
+LOW_MEMORY_KIB = 1 << 20
+#: What the files store's helper needs: Python 3.6 (files_helper's docstring).
+MIN_PYTHON = (3, 6)
+
+# Arguments: "c:NAME" (a command to find), "d:PATH" (a folder: its size in KiB), "m:PATH" (a
+# marker file). Prints tab-separated records; nothing of the arguments reaches a shell's parser.
+PROBE_SH = r"""
+os=$( (. /etc/os-release 2>/dev/null && printf '%s' "$PRETTY_NAME") )
+printf 'os\t%s\n' "${os:-$(uname -s 2>/dev/null)}"
+f=$(command -v find 2>/dev/null)
+printf 'find\t%s\n' "$(readlink -f "$f" 2>/dev/null || printf '%s' "$f")"
+if find / -maxdepth 0 -printf '' >/dev/null 2>&1; then printf 'gnu_find\tyes\n'; else printf 'gnu_find\tno\n'; fi
+for py in python3 /opt/gitlab/embedded/bin/python3; do
+  if command -v "$py" >/dev/null 2>&1; then
+    printf 'python\t%s\t%s\n' "$(command -v "$py")" "$("$py" -I -S -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>&1 | head -1)"
+    break
+  fi
+done
+for a; do
+  v=${a#*:}
+  case $a in
+    c:*) printf 'cmd\t%s\t%s\n' "$v" "$(command -v "$v" 2>/dev/null)" ;;
+    d:*) if [ -d "$v" ]; then
+           s=$(timeout DU_SECONDS du -sk "$v" 2>/dev/null | cut -f1)
+           printf 'dir\t%s\t%s\n' "$v" "${s:-unknown}"
+         else printf 'dir\t%s\tmissing\n' "$v"; fi ;;
+    m:*) if [ -e "$v" ]; then printf 'marker\t%s\tyes\n' "$v"; else printf 'marker\t%s\tno\n' "$v"; fi ;;
+  esac
+done
+d=SNAPSHOT_ROOT
+while [ ! -d "$d" ]; do d=$(dirname "$d"); done
+printf 'disk\t%s\t%s\n' "$d" "$(df -Pk "$d" 2>/dev/null | awk 'NR == 2 { print $4 }')"
+printf 'rootdisk\t/\t%s\n' "$(df -Pk / 2>/dev/null | awk 'NR == 2 { print $4 }')"
+printf 'mem\t%s\n' "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null)"
+for p in cron crond; do pgrep -x "$p" >/dev/null 2>&1 && printf 'running\t%s\n' "$p"; done
+pgrep -f 'sidekiq [0-9]' >/dev/null 2>&1 && printf 'running\tsidekiq\n'
+exit 0
+""".replace("DU_SECONDS", str(DU_SECONDS)).replace("SNAPSHOT_ROOT", FILES_ROOT)
+
+#: SQL that gives the server's version and the database's size in bytes.
+VERSION_SQL = {
+    "mysql": "SELECT VERSION(), (SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables "
+             "WHERE table_schema = DATABASE())",
+    "postgres": "SELECT version(), pg_database_size(current_database())",
+}
+
+
+@dataclass
+class Check:
+    """One finding: ``level`` is ``ok``, ``warn`` or ``fail``; ``fix`` says what to do."""
+
+    check: str
+    level: str
+    detail: str
+    fix: str = ""
+
+
+def _probe_args(site: Site) -> list[str]:
+    cmds: list[str] = []
+    for s in site.stores:
+        if s.kind in ("mysql", "postgres") and s.connect is None:
+            cmds.append((s.client or [{"mysql": "mysql", "postgres": "psql"}[s.kind]])[0])
+        elif s.kind == "redis":
+            cmds.append((s.client or ["redis-cli"])[0])
+        elif s.kind == "cache" and s.flush:
+            cmds.append(s.flush[0])
+    if site.jobs:
+        cmds += [site.jobs.pause[0], site.jobs.resume[0]]
+    if any(s.kind == "files" for s in site.stores):
+        cmds += ["cp", "tar", "stat", "touch", "od"]
+    args = [f"c:{c}" for c in dict.fromkeys(cmds)]
+    args += [f"d:{p}" for s in site.stores if s.kind == "files" for p in s.paths]
+    args += [f"m:{m}" for m in site.init_markers]
+    return args
+
+
+def _parse_probe(out: str) -> dict:
+    got: dict = {"cmd": {}, "dir": {}, "marker": {}, "running": []}
+    for line in out_lines(out):
+        key, _, rest = line.partition("\t")
+        if key in ("cmd", "dir", "marker"):
+            name, _, value = rest.rpartition("\t")
+            got[key][name] = value
+        elif key == "running":
+            got["running"].append(rest)
+        elif key in ("python", "disk", "rootdisk"):
+            got[key] = tuple(rest.split("\t", 1))
+        else:
+            got[key] = rest
+    return got
+
+
+def _kib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} GiB" if n >= 1 << 20 else f"{n / 1024:.1f} MiB"
+
+
+def diagnose(target: Target, site: Site, engine: Engine) -> dict:
+    """Every check of one site (see the module's docstring).
+
+    Returns:
+        ``{"site", "container", "verdict" ("ok", "warn" or "fail"), "userland", "checks": [Check as dict]}``.
+    """
+    name = target.container(site)
+    stack_file = target.stack.path or "the stack file"
+    checks: list[Check] = []
+    report = {"site": site.name, "container": name, "userland": {}}
+
+    def done() -> dict:
+        levels = {c.level for c in checks}
+        report["verdict"] = "fail" if "fail" in levels else "warn" if "warn" in levels else "ok"
+        report["checks"] = [asdict(c) for c in checks]
+        return report
+
+    info = engine.container(name)
+    if info is None or not info.running:
+        checks.append(Check("container", "fail", f"container {name} is {info.status if info else 'missing'}",
+                            f"sitectl up --stack {target.stack.name} --instance {target.instance} {site.name}"))
+        return done()
+    rc, out = engine.exec(name, ["sh", "-c", PROBE_SH, "sh", *_probe_args(site)], timeout=DU_SECONDS * 4 + 30)
+    if rc != 0:
+        checks.append(Check("userland", "fail", f"`sh` could not run the probe (exit code {rc}): {out.strip()[-300:]}",
+                            "sitectl runs POSIX sh inside every container: use an image that has /bin/sh"))
+        return done()
+    got = _parse_probe(out)
+    py = got.get("python")
+    busybox = got.get("find", "").endswith("busybox")
+    report["userland"] = {"os": got.get("os", ""), "find": got.get("find", ""), "gnu_find": got.get("gnu_find") == "yes",
+                          "busybox": busybox, "python": py[0] if py else None,
+                          "python_version": py[1] if py and len(py) > 1 else None}
+    land = f"{got.get('os') or 'unknown OS'}; {'BusyBox' if busybox else 'GNU' if got.get('gnu_find') == 'yes' else 'other'} find"
+    files = [s for s in site.stores if s.kind == "files"]
+    py_ok = False
+    if py and len(py) > 1:
+        try:
+            py_ok = tuple(int(x) for x in py[1].split(".")[:2]) >= MIN_PYTHON
+        except ValueError:
+            py_ok = False
+    land += f"; python3 {py[1]} at {py[0]}" if py and len(py) > 1 else "; no python3"
+    if files and not py_ok and got.get("gnu_find") != "yes":
+        checks.append(Check("userland", "fail", land + ": the files store needs python3 3.6+ (its helper) or GNU find",
+                            "install python3 in the image (Alpine: apk add python3; Debian: apt-get install python3-minimal)"))
+    else:
+        how = " (files store: python3 helper)" if files and py_ok else " (files store: GNU find scripts)" if files else ""
+        checks.append(Check("userland", "ok", land + how))
+
+    for cmd, path in got["cmd"].items():
+        if not path:
+            checks.append(Check(f"command {cmd}", "fail", f"`{cmd}` is not on the container's PATH",
+                                f"{stack_file}, site {site.name}: the stores or jobs name `{cmd}`; give its full path "
+                                "inside the container, or install it in the image"))
+    for s_index, s in enumerate(site.stores):
+        where = f"{stack_file}, site {site.name}, stores[{s_index}]"
+        if s.kind in ("mysql", "postgres"):
+            checks.append(_sql_check(site, s, s_index, ExecTransport(engine, name, site.name), where, got))
+        elif s.kind == "redis":
+            client = s.client or ["redis-cli"]
+            rc, out = engine.exec(name, [*client, "-n", str(s.db), "PING"], timeout=30)
+            ok = rc == 0 and out.strip() == "PONG"
+            checks.append(Check(f"redis db {s.db}", "ok" if ok else "fail",
+                                "answers PING" if ok else f"`{' '.join(client)} -n {s.db} PING` gave exit code {rc}: {out.strip()[-300:]}",
+                                "" if ok else f"{where}.client: a redis-cli that reaches the server (a socket: -s PATH; "
+                                              "GitLab's image: gitlab-redis-cli)"))
+    for path, size in got["dir"].items():
+        if size == "missing":
+            checks.append(Check(f"folder {path}", "warn", "does not exist (the files store takes it as empty)",
+                                f"{stack_file}, site {site.name}: check the path in its files store"))
+    for marker, there in got["marker"].items():
+        checks.append(Check(f"marker {marker}", "ok" if there == "yes" else "fail",
+                            "present" if there == "yes" else "missing: the image's entrypoint re-initialises its database at the next start",
+                            "" if there == "yes" else f"docker exec {name} touch {marker}; in Swarm or Kubernetes keep /run "
+                                                      "from the image (no tmpfs or emptyDir on /run)"))
+    if got["running"] and not site.jobs:
+        checks.append(Check("background jobs", "warn", f"{', '.join(got['running'])} runs and {stack_file} declares no jobs "
+                            f"for {site.name}: its writes land in golden or make verify --deep differ",
+                            f"declare jobs (pause, resume, writes) for {site.name} (docs/stack-files.md)"))
+    _disk_check(target, site, got, checks)
+    mem = got.get("mem", "")
+    if mem.isdigit():
+        checks.append(Check("memory", "warn" if int(mem) < LOW_MEMORY_KIB else "ok", f"{_kib(int(mem))} available"))
+    return done()
+
+
+def _sql_check(site: Site, s, s_index: int, transport: ExecTransport, where: str, got: dict) -> Check:
+    label = f"{s.kind} {s.database}"
+    try:
+        rows = session_for(site, s, transport).query(VERSION_SQL[s.kind], "doctor", timeout=60)
+    except SitectlError as e:
+        client = " ".join(s.client or []) or "(default client)"
+        return Check(label, "fail", f"the declared client ({client}) could not query {s.database}: {str(e)[-400:]}",
+                     f"{where}.client: a client and user that reach {s.database} inside the container with the "
+                     "rights to create tables and triggers (WebArena's Magento images: mysql -uroot -p1234567890; "
+                     "the forum: psql -U postgres; GitLab: gitlab-psql)")
+    version, size = (rows[0] + [None, None])[:2] if rows else (None, None)
+    got.setdefault("db_bytes", 0)
+    got["db_bytes"] += int(size or 0)
+    return Check(label, "ok", f"{version} ({_kib(int(size or 0) // 1024)})")
+
+
+def _disk_check(target: Target, site: Site, got: dict, checks: list[Check]) -> None:
+    """Free disk for golden's copies: the files stores' copies go to the snapshot folder's file
+    system, the SQL stores' into their server's own (taken as the container's root file system).
+    Fails only when a copy cannot fit; warns when less than half as much again is left."""
+    if snapshots.manifest_path(target, snapshots.GOLDEN).is_file() and site.name in _golden_sites(target):
+        checks.append(Check("disk", "ok", "golden taken (its copies are there)"))
+        return
+    sizes = [v for v in got["dir"].values() if v != "missing"]
+    unknown = any(not v.isdigit() for v in sizes)
+    parts = [("disk", got.get("disk"), sum(int(v) for v in sizes if v.isdigit()), "files stores' copies"),
+             ("rootdisk", got.get("rootdisk"), got.get("db_bytes", 0) // 1024, "SQL stores' copies")]
+    for key, disk, need, what in parts:
+        if not need and not (key == "disk" and unknown):
+            continue
+        if not disk or len(disk) < 2 or not disk[1].isdigit():
+            checks.append(Check(f"disk for {what}", "warn", "free space unknown (df gave nothing)"))
+            continue
+        free = int(disk[1])
+        detail = f"{_kib(free)} free at {disk[0]}; golden's {what} take about {_kib(need)}" + (
+            f" or more (a folder's du took over {DU_SECONDS} s)" if key == "disk" and unknown else "")
+        if free < need:
+            checks.append(Check(f"disk for {what}", "fail", detail,
+                                "free disk space where the container's files live (the Docker data root), or move "
+                                "the largest folders out of the files store"))
+        else:
+            checks.append(Check(f"disk for {what}", "warn" if free < need * 1.5 or unknown else "ok", detail))
+
+
+def _golden_sites(target: Target) -> set[str]:
+    try:
+        return set(snapshots.read_manifest(target, snapshots.GOLDEN)["sites"])
+    except SitectlError:
+        return set()
+
+
+def doctor(target: Target, sites: list[Site], engine: Engine) -> dict:
+    """Diagnose every site of ``sites`` at once (their containers must exist to say much).
+
+    Returns:
+        ``{"ok": bool, "stack", "instance", "sites": [diagnose(...)]}``; ``ok`` is False when a
+        check of any site failed.
+    """
+    engine.ping()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(sites))) as pool:
+        rows = list(pool.map(lambda s: diagnose(target, s, engine), sites))
+    return {"ok": all(r["verdict"] != "fail" for r in rows), "stack": target.stack.name,
+            "instance": target.instance, "sites": rows}
+
+
+def failures(report: dict) -> list[str]:
+    """One line per failed check of a :func:`doctor` report: site, check, what was seen, fix."""
+    return [f"{r['site']}: {c['check']}: {c['detail']}" + (f" -> fix: {c['fix']}" if c["fix"] else "")
+            for r in report["sites"] for c in r["checks"] if c["level"] == "fail"]
+
+
+def require(target: Target, sites: list[Site], engine: Engine) -> dict:
+    """:func:`doctor`, raising when a check failed.
+
+    Raises:
+        DoctorFailed: the message lists every failed check with its fix; ``report`` holds it all.
+    """
+    report = doctor(target, sites, engine)
+    if not report["ok"]:
+        raise DoctorFailed(report, failures(report))
+    return report

@@ -1,0 +1,253 @@
+"""The files store's in-container helper: a stdlib-only Python program (3.6 and newer: Alpine
+3.16's python3 is 3.10, GitLab 15.7's embedded one 3.9; research/real-images.md §1.7) that
+:mod:`sitectl.stores.files` sends into the container as the text of ``python3 -c``.
+
+It does what GNU ``find -printf``, ``sort -z``, ``comm -z`` and ``sha256sum -z`` did, which
+BusyBox lacks (``find: unrecognized: -printf``; no ``comm``; ``stat`` in whole seconds), with
+byte-identical output, so a listing recorded through either is read by the other:
+
+* ``snapshot LIVE SNAP LIST OLD``: copies LIVE to SNAP (``cp -a``), writes SNAP's sorted
+  listing to LIST, removes OLD; prints the copy's size in bytes.
+* ``diff LIVE LIST OLD [LIVE LIST OLD ...]``: for each folder, the listing records that differ
+  between LIVE and LIST (live-only ones as they are, recorded-only ones after a tab), as hex,
+  one section per folder, each ended by a line ``@@``.
+* ``check LIVE PATH...``: the records of those PATHs (``./REL``, escaped as
+  :func:`sitectl.stores.files._arg` does) that exist, as hex.
+* ``fingerprint DIR``: ``f SHA256  ./REL`` of every file, ``l ./REL`` then the target of every
+  symlink, ``d MODE ./REL`` of every folder and ``r SHA256 ./REL`` of the refs of every
+  ``*.git`` folder down to depth 5, NUL-terminated, as hex.
+
+A listing record is ``TYPE MODE UID:GID SIZE MTIME REL``, tab-separated, NUL-terminated: GNU
+find's ``%y %m %U:%G %s %T@ %P`` (a folder's size ``-``; MTIME seconds, a dot and ten digits:
+nanoseconds and a 0). Exit codes: 3 no listing recorded, 4 an old listing that cannot be
+trusted, 1 any other failure (the message on stderr).
+
+Nothing here imports sitectl: this file's text is the program.
+"""
+import binascii
+import hashlib
+import os
+import stat
+import subprocess
+import sys
+
+TYPES = {stat.S_IFREG: b"f", stat.S_IFDIR: b"d", stat.S_IFLNK: b"l", stat.S_IFIFO: b"p",
+         stat.S_IFSOCK: b"s", stat.S_IFCHR: b"c", stat.S_IFBLK: b"b"}
+
+
+def record(st, rel):
+    """GNU find's ``%y\\t%m\\t%U:%G\\t%s\\t%T@\\t%P`` of one entry (``-`` for a folder's size)."""
+    kind = TYPES.get(stat.S_IFMT(st.st_mode), b"U")
+    sec, ns = divmod(st.st_mtime_ns, 10 ** 9)
+    size = b"-" if kind == b"d" else str(st.st_size).encode()
+    head = b"%s\t%o\t%d:%d\t%s\t%d.%09d0\t" % (kind, stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid, size, sec, ns)
+    return head + rel
+
+
+def walk(top):
+    """(relative path, lstat result) of ``top`` (relative path ``b""``) and everything below it,
+    symlinks not followed; entries that vanish or cannot be read are left out, as find does."""
+    try:
+        st = os.lstat(top)
+    except OSError:
+        return
+    yield b"", st
+    todo = [b""] if stat.S_ISDIR(st.st_mode) else []
+    while todo:
+        rel = todo.pop()
+        try:
+            entries = list(os.scandir(os.path.join(top, rel) if rel else top))
+        except OSError:
+            continue
+        for e in entries:
+            sub = os.path.join(rel, e.name) if rel else e.name
+            try:
+                st = os.lstat(e.path)
+            except OSError:
+                continue
+            yield sub, st
+            if stat.S_ISDIR(st.st_mode):
+                todo.append(sub)
+
+
+def listing(top):
+    """The set of listing records of ``top``."""
+    return {record(st, rel) for rel, st in walk(top)}
+
+
+def read_records(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    parts = data.split(b"\0")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+def write_atomic(path, data):
+    tmp = path + b".new"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def joined(records):
+    return b"".join(r + b"\0" for r in sorted(records))
+
+
+def fail(code, message):
+    sys.stderr.write(message + "\n")
+    sys.exit(code)
+
+
+def convert_old(lst, old):
+    """Turn a listing recorded before 0.1.x (newline-separated) into LIST, once."""
+    if not os.path.isfile(old):
+        fail(3, "no snapshot listing %s" % os.fsdecode(lst))
+    with open(old, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    out = []
+    for line in lines:
+        fields = line.split(b"\t", 5)
+        if len(fields) < 6:
+            fail(4, "snapshot listing %s was recorded by an older sitectl and holds a file name with a "
+                    "newline, which it cannot represent; take this snapshot again" % os.fsdecode(old))
+        if fields[0] == b"d":
+            fields[3] = b"-"
+        out.append(b"\t".join(fields))
+    write_atomic(lst, joined(out))
+    os.remove(old)
+
+
+def cmd_snapshot(live, snap, lst, old):
+    for argv in (["rm", "-rf", "--", snap, old], ["mkdir", "-p", "--", snap]):
+        if subprocess.call(argv) != 0:
+            fail(1, "%s failed" % argv[0])
+    if os.path.isdir(live) and subprocess.call(["cp", "-a", "--", os.path.join(live, b"."), snap + b"/"]) != 0:
+        fail(1, "cp -a %s failed" % os.fsdecode(live))
+    seen, size = set(), 0
+    records = []
+    for rel, st in walk(snap):
+        records.append(record(st, rel))
+        if (st.st_dev, st.st_ino) not in seen:  # du -b counts a hard-linked file once
+            seen.add((st.st_dev, st.st_ino))
+            size += st.st_size
+    write_atomic(lst, joined(records))
+    sys.stdout.write("%d\n" % size)
+
+
+def cmd_diff(args):
+    if len(args) % 3:
+        fail(1, "diff takes LIVE LIST OLD triples")
+    out = []
+    for i in range(0, len(args), 3):
+        live, lst, old = args[i:i + 3]
+        if not os.path.isfile(lst):
+            convert_old(lst, old)
+        recorded = set(read_records(lst))
+        now = listing(live) if os.path.isdir(live) else set()
+        rows = sorted([r for r in now - recorded] + [b"\t" + r for r in recorded - now], key=lambda r: r.lstrip(b"\t"))
+        out.append(binascii.hexlify(b"".join(r + b"\0" for r in rows)).decode() + "\n@@\n")
+    sys.stdout.write("".join(out))
+
+
+def unescape(arg):
+    """An argument escaped by sitectl (every byte outside printable ASCII, and the backslash,
+    as ``\\0ooo``) back to its bytes."""
+    raw = os.fsencode(arg)
+    if b"\\" not in raw:
+        return raw
+    out, i = bytearray(), 0
+    while i < len(raw):
+        if raw[i:i + 2] == b"\\0" and len(raw) >= i + 5:
+            out.append(int(raw[i + 2:i + 5], 8) & 0xFF)
+            i += 5
+        else:
+            out.append(raw[i])
+            i += 1
+    return bytes(out)
+
+
+def cmd_check(live, paths):
+    try:
+        os.chdir(live)
+    except OSError:
+        return
+    out = []
+    for p in paths:
+        rel = unescape(p)
+        try:
+            st = os.lstat(rel)
+        except OSError:
+            continue
+        out.append(record(st, rel) + b"\0")
+    sys.stdout.write(binascii.hexlify(b"".join(out)).decode())
+
+
+def refs_digest(repo):
+    """SHA-256 (hex) of ``git for-each-ref`` of the bare repository ``repo`` (of nothing when
+    git is missing or the folder is not a repository)."""
+    try:
+        out = subprocess.run(["git", "-c", "safe.directory=*", b"--git-dir=" + repo, "for-each-ref",
+                              "--format=%(objectname) %(refname)"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    except OSError:
+        out = b""
+    return hashlib.sha256(out).hexdigest().encode()
+
+
+def file_digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest().encode()
+
+
+def cmd_fingerprint(top):
+    try:
+        os.chdir(top)
+    except OSError:
+        return
+    out = []
+    for rel, st in walk(b"."):
+        p = b"./" + rel if rel else b"."
+        mode = st.st_mode
+        if stat.S_ISREG(mode):
+            try:
+                out.append(b"f " + file_digest(p) + b"  " + p + b"\0")
+            except OSError:
+                continue
+        elif stat.S_ISLNK(mode):
+            try:
+                out.append(b"l " + p + b"\0" + os.readlink(p) + b"\0")
+            except OSError:
+                continue
+        elif stat.S_ISDIR(mode):
+            out.append(b"d %o %s\0" % (stat.S_IMODE(mode), p))
+            if rel and rel.count(b"/") < 5 and rel.rsplit(b"/", 1)[-1].endswith(b".git"):
+                out.append(b"r " + refs_digest(p) + b" " + p + b"\0")
+    sys.stdout.write(binascii.hexlify(b"".join(out)).decode())
+
+
+def main(argv):
+    if not argv:
+        fail(1, "usage: snapshot|diff|check|fingerprint ARGS")
+    mode, args = argv[0], [os.fsencode(a) for a in argv[1:]]
+    if mode == "snapshot" and len(args) == 4:
+        cmd_snapshot(*args)
+    elif mode == "diff":
+        cmd_diff(args)
+    elif mode == "check" and args:
+        cmd_check(args[0], argv[2:])
+    elif mode == "fingerprint" and len(args) == 1:
+        cmd_fingerprint(args[0])
+    else:
+        fail(1, "unknown mode or arguments: %s" % mode)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
