@@ -72,8 +72,9 @@ exit 0
 
 #: SQL that gives the server's version and the database's size in bytes.
 VERSION_SQL = {
+    # {db}: the store's database name, letters, digits and _ only (StateStore.database's pattern).
     "mysql": "SELECT VERSION(), (SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables "
-             "WHERE table_schema = DATABASE())",
+             "WHERE table_schema = '{db}')",
     "postgres": "SELECT version(), pg_database_size(current_database())",
 }
 
@@ -216,7 +217,8 @@ def diagnose(target: Target, site: Site, engine: Engine) -> dict:
 def _sql_check(site: Site, s, s_index: int, transport: ExecTransport, where: str, got: dict) -> Check:
     label = f"{s.kind} {s.database}"
     try:
-        rows = session_for(site, s, transport).query(VERSION_SQL[s.kind], "doctor", timeout=60)
+        rows = session_for(site, s, transport).query(VERSION_SQL[s.kind].replace("{db}", s.database or ""), "doctor",
+                                                     timeout=60)
     except SitectlError as e:
         client = " ".join(s.client or []) or "(default client)"
         return Check(label, "fail", f"the declared client ({client}) could not query {s.database}: {str(e)[-400:]}",

@@ -144,7 +144,8 @@ shift
 # The diff mode's GNU fallback: LIST_SH for each (live, listing, old listing) triple, one section
 # each, ended by a line "@@" as the helper's.
 DIFF_SH = "while [ $# -ge 3 ]; do\n(\n" + LIST_SH + "\n) || exit $?\necho @@\nshift 3\ndone\n"
-FALLBACK_SH = {"snapshot": SNAPSHOT_SH, "diff": DIFF_SH, "check": CHECK_SH, "fingerprint": FINGERPRINT_SH}
+FALLBACK_SH = {"snapshot": SNAPSHOT_SH, "diff": DIFF_SH, "check": CHECK_SH, "fingerprint": FINGERPRINT_SH,
+               "restore": RESTORE_SH}
 
 
 def helper_argv(mode: str, *args: str) -> list[str]:
@@ -351,7 +352,9 @@ class FilesStore(Store):
         for (i, _), (rc, out) in zip(self._check_commands(changes), results):
             if rc != 0:
                 return [f"{self.label}: check failed (exit code {rc}): {out.strip()[-200:]}"]
-            live.setdefault(i, {}).update(_parse_listing(_records(out)))
+            # The check lists "./REL" (find's %p of the paths given): keyed as the detection's REL.
+            live.setdefault(i, {}).update({(r[2:] if r.startswith("./") else r): v
+                                           for r, v in _parse_listing(_records(out)).items()})
         left = []
         for i, d in changes.detail.items():
             p, seen = self.paths[int(i)], live.get(int(i), {})
@@ -377,8 +380,7 @@ class FilesStore(Store):
         touched = set(dirs) | {x.rsplit("/", 1)[0] for x in changed + added if "/" in x}
         touched |= {r for r in changed if rec[r][0] == "d"}
         ops += [f"time:{_arg(r)}" for r in sorted(touched, key=lambda x: -x.count("/"))]
-        return [Command(["sh", "-c", RESTORE_SH, "sh", self.paths[i], self._snap(name, i), *chunk])
-                for chunk in _chunks(ops)]
+        return [Command(helper_argv("restore", self.paths[i], self._snap(name, i), *chunk)) for chunk in _chunks(ops)]
 
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
         out = {}

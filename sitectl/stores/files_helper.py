@@ -6,8 +6,13 @@ It does what GNU ``find -printf``, ``sort -z``, ``comm -z`` and ``sha256sum -z``
 BusyBox lacks (``find: unrecognized: -printf``; no ``comm``; ``stat`` in whole seconds), with
 byte-identical output, so a listing recorded through either is read by the other:
 
-* ``snapshot LIVE SNAP LIST OLD``: copies LIVE to SNAP (``cp -a``), writes SNAP's sorted
-  listing to LIST, removes OLD; prints the copy's size in bytes.
+* ``snapshot LIVE SNAP LIST OLD``: copies LIVE to SNAP (as ``cp -a`` does, with nanosecond
+  times, which BusyBox's ``cp -a`` drops), writes SNAP's sorted listing to LIST, removes OLD;
+  prints the copy's size in bytes. A file that changes while it is copied is copied again.
+* ``restore LIVE SNAP OP...``: puts entries of LIVE back from SNAP: ``rm:REL`` removes,
+  ``cp:REL`` replaces with the snapshot's copy, ``dir:REL`` makes the folder with the
+  snapshot's mode and owner, ``time:REL`` sets the snapshot's times (REL escaped); then LIVE's
+  own times. The same operations as the GNU script's ``cp -a``, ``touch -h -r``.
 * ``diff LIVE LIST OLD [LIVE LIST OLD ...]``: for each folder, the listing records that differ
   between LIVE and LIST (live-only ones as they are, recorded-only ones after a tab), as hex,
   one section per folder, each ended by a line ``@@``.
@@ -27,9 +32,13 @@ Nothing here imports sitectl: this file's text is the program.
 import binascii
 import hashlib
 import os
+import shutil
 import stat
 import subprocess
 import sys
+
+#: Times a file that keeps changing is copied before the snapshot gives up.
+COPY_TRIES = 10
 
 TYPES = {stat.S_IFREG: b"f", stat.S_IFDIR: b"d", stat.S_IFLNK: b"l", stat.S_IFIFO: b"p",
          stat.S_IFSOCK: b"s", stat.S_IFCHR: b"c", stat.S_IFBLK: b"b"}
@@ -122,12 +131,100 @@ def convert_old(lst, old):
     os.remove(old)
 
 
+def set_meta(path, st):
+    """Owner, mode, extended attributes and times (nanoseconds) of ``st`` on ``path``, not
+    following a symlink; an owner or attribute the file system refuses is left, as cp does."""
+    try:
+        os.lchown(path, st.st_uid, st.st_gid)
+    except OSError:
+        pass
+    if not stat.S_ISLNK(st.st_mode):
+        os.chmod(path, stat.S_IMODE(st.st_mode))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+
+
+def copy_xattrs(src, dst):
+    try:
+        for name in os.listxattr(src, follow_symlinks=False):
+            os.setxattr(dst, name, os.getxattr(src, name, follow_symlinks=False), follow_symlinks=False)
+    except OSError:
+        pass
+
+
+def copy_file(src, dst, links):
+    """Copy one regular file; again while its size, time or inode moved during the copy."""
+    for _ in range(COPY_TRIES):
+        st = os.lstat(src)
+        if not stat.S_ISREG(st.st_mode):
+            return copy_tree(src, dst, links)
+        key = (st.st_dev, st.st_ino)
+        if st.st_nlink > 1 and key in links:  # a hard link within the tree stays one
+            os.link(links[key], dst)
+            return
+        with open(src, "rb") as f, open(dst, "wb") as g:
+            shutil.copyfileobj(f, g, 1 << 20)
+        after = os.lstat(src)
+        if (after.st_mtime_ns, after.st_size, after.st_ino) == (st.st_mtime_ns, st.st_size, st.st_ino):
+            copy_xattrs(src, dst)
+            set_meta(dst, st)
+            if st.st_nlink > 1:
+                links[key] = dst
+            return
+        os.unlink(dst)
+    fail(1, "%s kept changing while it was copied (%d tries)" % (os.fsdecode(src), COPY_TRIES))
+
+
+def copy_tree(src, dst, links, into=False):
+    """Copy ``src`` (any type) to ``dst`` as ``cp -a`` does: owners, modes, times with
+    nanoseconds, symlinks as links, FIFOs and device files as such, hard links kept. With
+    ``into``, ``dst`` is an existing folder that takes ``src``'s content and metadata."""
+    todo = [(src, dst, into)]
+    done = []  # folders whose metadata is set once their content is there (deepest last)
+    while todo:
+        s_path, d_path, exists = todo.pop()
+        st = os.lstat(s_path)
+        mode = st.st_mode
+        if stat.S_ISDIR(mode):
+            if not exists:
+                os.mkdir(d_path, 0o700)
+            copy_xattrs(s_path, d_path)
+            done.append((d_path, st))
+            for e in os.scandir(s_path):
+                todo.append((os.path.join(s_path, e.name), os.path.join(d_path, e.name), False))
+        elif stat.S_ISREG(mode):
+            copy_file(s_path, d_path, links)
+        elif stat.S_ISLNK(mode):
+            os.symlink(os.readlink(s_path), d_path)
+            set_meta(d_path, st)
+        else:  # FIFO, socket, character or block device
+            os.mknod(d_path, mode, st.st_rdev)
+            set_meta(d_path, st)
+    for d_path, st in reversed(done):
+        set_meta(d_path, st)
+
+
+def remove(path):
+    """``rm -rf``: the entry at ``path`` whatever it is (a symlink itself, not its target)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+
+
 def cmd_snapshot(live, snap, lst, old):
-    for argv in (["rm", "-rf", "--", snap, old], ["mkdir", "-p", "--", snap]):
-        if subprocess.call(argv) != 0:
-            fail(1, "%s failed" % argv[0])
-    if os.path.isdir(live) and subprocess.call(["cp", "-a", "--", os.path.join(live, b"."), snap + b"/"]) != 0:
-        fail(1, "cp -a %s failed" % os.fsdecode(live))
+    try:
+        remove(snap)
+        if os.path.lexists(old):
+            os.remove(old)
+        os.makedirs(snap)
+        if os.path.isdir(live):
+            copy_tree(live, snap, {}, into=True)
+    except OSError as e:
+        fail(1, "copying %s: %s" % (os.fsdecode(live), e))
     seen, size = set(), 0
     records = []
     for rel, st in walk(snap):
@@ -137,6 +234,35 @@ def cmd_snapshot(live, snap, lst, old):
             size += st.st_size
     write_atomic(lst, joined(records))
     sys.stdout.write("%d\n" % size)
+
+
+def cmd_restore(live, snap, ops):
+    """RESTORE_SH's operations (see the module's docstring), in the order given."""
+    try:
+        os.makedirs(live, exist_ok=True)
+        for op in ops:
+            kind, _, arg = op.partition(":")
+            rel = unescape(arg)
+            src, dst = os.path.join(snap, rel), os.path.join(live, rel)
+            if kind == "rm":
+                remove(dst)
+            elif kind == "cp":
+                remove(dst)
+                copy_tree(src, dst, {})
+            elif kind == "dir":
+                st = os.stat(src)
+                os.makedirs(dst, exist_ok=True)
+                os.chmod(dst, stat.S_IMODE(st.st_mode))
+                os.chown(dst, st.st_uid, st.st_gid)
+            elif kind == "time":
+                st = os.lstat(src)
+                os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+            else:
+                fail(1, "unknown restore operation %r" % kind)
+        st = os.stat(snap)
+        os.utime(live, ns=(st.st_atime_ns, st.st_mtime_ns))
+    except OSError as e:
+        fail(1, "restoring %s: %s" % (os.fsdecode(live), e))
 
 
 def cmd_diff(args):
@@ -243,6 +369,8 @@ def main(argv):
         cmd_diff(args)
     elif mode == "check" and args:
         cmd_check(args[0], argv[2:])
+    elif mode == "restore" and len(args) >= 2:
+        cmd_restore(args[0], args[1], argv[3:])
     elif mode == "fingerprint" and len(args) == 1:
         cmd_fingerprint(args[0])
     else:

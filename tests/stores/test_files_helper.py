@@ -16,7 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitectl.stores.files import FALLBACK_SH, NO_WAY_IN, WITH_PYTHON_SH, _arg, _records, _sections, helper_argv
+from sitectl.stores.files import (
+    FALLBACK_SH,
+    NO_WAY_IN,
+    WITH_PYTHON_SH,
+    FilesStore,
+    _arg,
+    _records,
+    _sections,
+    helper_argv,
+)
 
 NAME = st.binary(min_size=1, max_size=40).filter(lambda b: b"\0" not in b and b"/" not in b and b not in (b".", b".."))
 KIND = st.sampled_from(["file", "dir", "link", "fifo", "git"])
@@ -111,6 +120,26 @@ def test_helper_and_gnu_find_agree_on_every_mode(tmp_path_factory, entries, edit
     fh, fg = helper("fingerprint", fs(live)), gnu("fingerprint", fs(live))
     assert fh.returncode == 0 and fg.returncode == 0, (fh.stderr, fg.stderr)
     assert sorted(_records(fh.stdout)) == sorted(_records(fg.stdout))
+
+    # The delta restore, by each from its own copy, of two identical edited trees: both end
+    # with a listing that equals the recorded one, and the same content as the snapshot.
+    live_g = b + b"/live-g"
+    subprocess.run(["cp", "-a", "--", live, live_g], check=True)
+    for snap, lst, tree, run in ((snap_h, lst_h, live, "helper"), (snap_g, lst_g, live_g, "gnu")):
+        d = helper("diff", fs(tree), fs(lst), fs(old))
+        (text,) = _sections(d.stdout)
+        changed, added, dirs, recorded = FilesStore._diff_text(text)
+        store = FilesStore("t", None, [fs(tree)])
+        store._snap = lambda name, i, snap=snap: fs(snap)
+        for cmd in store._restore_commands("golden", 0, {"changed": changed, "added": added, "dirs": dirs,
+                                                           "recorded": recorded}):
+            argv = cmd.argv if run == "helper" else ["sh", "-c", FALLBACK_SH["restore"], "sh", *cmd.argv[6:]]
+            r = subprocess.run(argv, capture_output=True, text=True)
+            assert r.returncode == 0, (run, r.stderr)
+        after = helper("diff", fs(tree), fs(lst), fs(old))
+        assert _records(_sections(after.stdout)[0]) == [], (run, _records(_sections(after.stdout)[0]))
+        assert sorted(_records(helper("fingerprint", fs(tree)).stdout)) == \
+            sorted(_records(helper("fingerprint", fs(snap)).stdout)), run
     shutil.rmtree(base)
 
 
@@ -152,3 +181,29 @@ def test_neither_python_nor_gnu_find_fails_loudly(tmp_path):
     ok = subprocess.run(helper_argv("fingerprint", str(tmp_path)), capture_output=True, text=True, env=env)
     assert ok.returncode == 0, ok.stderr
     assert "d " in "".join(_records(ok.stdout))
+
+
+def test_the_closing_check_reads_what_the_restore_put_back(tmp_path):
+    # parse_check compares the check's listing ("./REL", find's %p) with the recorded entries
+    # (REL): a restored entry is not reported as left, a changed one is (both ways in).
+    live, snap = tmp_path / "live", tmp_path / "snap"
+    (live / "d").mkdir(parents=True)
+    (live / "d" / "f").write_text("x")
+    assert helper("snapshot", str(live), str(snap), str(tmp_path / "l0"), str(tmp_path / "old")).returncode == 0
+    (live / "d" / "f").write_text("yy")
+    (text,) = _sections(helper("diff", str(live), str(tmp_path / "l0"), str(tmp_path / "old")).stdout)
+    changed, added, dirs, recorded = FilesStore._diff_text(text)
+    store = FilesStore("t", None, [str(live)])
+    from sitectl.stores.base import Changes
+    changes = Changes(["..."], {0: {"changed": changed, "added": added, "dirs": dirs, "recorded": recorded}})
+    reqs = store.check_requests("golden", changes)
+    before = [(lambda r: (r.returncode, r.stdout))(subprocess.run(c.argv, capture_output=True, text=True)) for c in reqs]
+    assert store.parse_check("golden", changes, before) == [f"file {live}/d/f (not restored)"]
+    store._snap = lambda name, i: str(snap)
+    for cmd in store._restore_commands("golden", 0, changes.detail[0]):
+        assert subprocess.run(cmd.argv).returncode == 0
+    after = [(lambda r: (r.returncode, r.stdout))(subprocess.run(c.argv, capture_output=True, text=True)) for c in reqs]
+    assert store.parse_check("golden", changes, after) == []
+    gnu_after = [(lambda r: (r.returncode, r.stdout))(subprocess.run(["sh", "-c", FALLBACK_SH["check"], "sh", *c.argv[6:]],
+                                                                     capture_output=True, text=True)) for c in reqs]
+    assert store.parse_check("golden", changes, gnu_after) == []

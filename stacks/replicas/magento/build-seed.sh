@@ -2,6 +2,9 @@
 # Build-time seeding: start MariaDB, create magentodb + magentouser, seed, stop cleanly.
 set -eu
 mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
+# The real images' entrypoint (adhocore/docker-lemp) re-initialises MariaDB unless this marker
+# exists (research/real-images.md §1.1); the image carries it as theirs do.
+touch /run/mysqld/.init
 # SCALE=full bulk-loads ~1.5M rows: a bigger buffer pool and no per-commit flush/doublewrite while seeding
 # (build-time only; the image's server runs with the defaults and is shut down cleanly below).
 EXTRA=""
