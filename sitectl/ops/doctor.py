@@ -32,8 +32,8 @@ from sitectl.stores.transport import ExecTransport, out_lines
 DU_SECONDS = 10
 #: Available memory under which the report warns, in KiB.
 LOW_MEMORY_KIB = 1 << 20
-#: What the files store's helper needs: Python 3.6 (files_helper's docstring).
-MIN_PYTHON = (3, 6)
+#: What the files store's helper needs: Python 3.7 (files_helper's docstring).
+MIN_PYTHON = (3, 7)
 
 # Arguments: "c:NAME" (a command to find), "d:PATH" (a folder: its size in KiB), "m:PATH" (a
 # marker file). Prints tab-separated records; nothing of the arguments reaches a shell's parser.
@@ -45,7 +45,7 @@ printf 'find\t%s\n' "$(readlink -f "$f" 2>/dev/null || printf '%s' "$f")"
 if find / -maxdepth 0 -printf '' >/dev/null 2>&1; then printf 'gnu_find\tyes\n'; else printf 'gnu_find\tno\n'; fi
 for py in python3 /opt/gitlab/embedded/bin/python3; do
   if command -v "$py" >/dev/null 2>&1; then
-    printf 'python\t%s\t%s\n' "$(command -v "$py")" "$("$py" -I -S -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>&1 | head -1)"
+    printf 'python\t%s\t%s\n' "$(command -v "$py")" "$("$py" -E -s -S -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>&1 | head -1)"
     break
   fi
 done
@@ -61,9 +61,9 @@ for a; do
   esac
 done
 d=SNAPSHOT_ROOT
-while [ ! -d "$d" ]; do d=$(dirname "$d"); done
-printf 'disk\t%s\t%s\n' "$d" "$(df -Pk "$d" 2>/dev/null | awk 'NR == 2 { print $4 }')"
-printf 'rootdisk\t/\t%s\n' "$(df -Pk / 2>/dev/null | awk 'NR == 2 { print $4 }')"
+while [ ! -d "$d" ]; do d=${d%/*}; d=${d:-/}; done
+printf 'disk\t%s\t%s\n' "$d" "$(df -Pk "$d" 2>/dev/null | awk 'NR == 2 { print $1 "\t" $4 }')"
+printf 'rootdisk\t/\t%s\n' "$(df -Pk / 2>/dev/null | awk 'NR == 2 { print $1 "\t" $4 }')"
 printf 'mem\t%s\n' "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null)"
 for p in cron crond; do pgrep -x "$p" >/dev/null 2>&1 && printf 'running\t%s\n' "$p"; done
 pgrep -f 'sidekiq [0-9]' >/dev/null 2>&1 && printf 'running\tsidekiq\n'
@@ -109,6 +109,7 @@ def _probe_args(site: Site) -> list[str]:
 
 
 def _parse_probe(out: str) -> dict:
+    """The probe's records (a container may print anything: only known keys are kept)."""
     got: dict = {"cmd": {}, "dir": {}, "marker": {}, "running": []}
     for line in out_lines(out):
         key, _, rest = line.partition("\t")
@@ -117,11 +118,18 @@ def _parse_probe(out: str) -> dict:
             got[key][name] = value
         elif key == "running":
             got["running"].append(rest)
-        elif key in ("python", "disk", "rootdisk"):
+        elif key == "python":
             got[key] = tuple(rest.split("\t", 1))
-        else:
+        elif key in ("disk", "rootdisk"):
+            got[key] = tuple(rest.split("\t", 2))  # path, file system, free KiB
+        elif key in ("os", "find", "gnu_find", "mem"):
             got[key] = rest
     return got
+
+
+def _number(v) -> int | None:
+    """``v`` as a whole number when it is one in ASCII digits (``isdigit`` takes "²")."""
+    return int(v) if isinstance(v, str) and v.isascii() and v.isdecimal() else None
 
 
 def _kib(n: int) -> str:
@@ -150,7 +158,13 @@ def diagnose(target: Target, site: Site, engine: Engine) -> dict:
         checks.append(Check("container", "fail", f"container {name} is {info.status if info else 'missing'}",
                             f"sitectl up --stack {target.stack.name} --instance {target.instance} {site.name}"))
         return done()
-    rc, out = engine.exec(name, ["sh", "-c", PROBE_SH, "sh", *_probe_args(site)], timeout=DU_SECONDS * 4 + 30)
+    args = _probe_args(site)
+    budget = DU_SECONDS * (1 + sum(a.startswith("d:") for a in args)) + 30
+    rc, out = engine.exec(name, ["sh", "-c", PROBE_SH, "sh", *args], timeout=budget)
+    if rc == 124:
+        checks.append(Check("userland", "fail", f"the probe did not finish within {budget} s",
+                            f"see what is slow in {name} (`docker exec {name} top -b -n 1`), then run doctor again"))
+        return done()
     if rc != 0:
         checks.append(Check("userland", "fail", f"`sh` could not run the probe (exit code {rc}): {out.strip()[-300:]}",
                             "sitectl runs POSIX sh inside every container: use an image that has /bin/sh"))
@@ -171,7 +185,7 @@ def diagnose(target: Target, site: Site, engine: Engine) -> dict:
             py_ok = False
     land += f"; python3 {py[1]} at {py[0]}" if py and len(py) > 1 else "; no python3"
     if files and not py_ok and got.get("gnu_find") != "yes":
-        checks.append(Check("userland", "fail", land + ": the files store needs python3 3.6+ (its helper) or GNU find",
+        checks.append(Check("userland", "fail", land + ": the files store needs python3 3.7+ (its helper) or GNU find",
                             "install python3 in the image (Alpine: apk add python3; Debian: apt-get install python3-minimal)"))
     else:
         how = " (files store: python3 helper)" if files and py_ok else " (files store: GNU find scripts)" if files else ""
@@ -208,9 +222,9 @@ def diagnose(target: Target, site: Site, engine: Engine) -> dict:
                             f"for {site.name}: its writes land in golden or make verify --deep differ",
                             f"declare jobs (pause, resume, writes) for {site.name} (docs/stack-files.md)"))
     _disk_check(target, site, got, checks)
-    mem = got.get("mem", "")
-    if mem.isdigit():
-        checks.append(Check("memory", "warn" if int(mem) < LOW_MEMORY_KIB else "ok", f"{_kib(int(mem))} available"))
+    mem = _number(got.get("mem"))
+    if mem is not None:
+        checks.append(Check("memory", "warn" if mem < LOW_MEMORY_KIB else "ok", f"{_kib(mem)} available"))
     return done()
 
 
@@ -225,32 +239,40 @@ def _sql_check(site: Site, s, s_index: int, transport: ExecTransport, where: str
                      f"{where}.client: a client and user that reach {s.database} inside the container with the "
                      "rights to create tables and triggers (WebArena's Magento images: mysql -uroot -p1234567890; "
                      "the forum: psql -U postgres; GitLab: gitlab-psql)")
-    version, size = (rows[0] + [None, None])[:2] if rows else (None, None)
-    got.setdefault("db_bytes", 0)
-    got["db_bytes"] += int(size or 0)
-    return Check(label, "ok", f"{version} ({_kib(int(size or 0) // 1024)})")
+    version, size = (list(rows[0]) + [None, None])[:2] if rows else (None, None)
+    size = _number(str(size)) or 0
+    if s.connect is None:  # copies over the network land on that server, not in this container
+        got["db_bytes"] = got.get("db_bytes", 0) + size
+    return Check(label, "ok", f"{version} ({_kib(size // 1024)})")
 
 
 def _disk_check(target: Target, site: Site, got: dict, checks: list[Check]) -> None:
     """Free disk for golden's copies: the files stores' copies go to the snapshot folder's file
-    system, the SQL stores' into their server's own (taken as the container's root file system).
-    Fails only when a copy cannot fit; warns when less than half as much again is left."""
+    system, the SQL stores' into their server's own (taken as the container's root file
+    system); on one file system both count together. Fails only when the copies cannot fit;
+    warns when less than half as much again is left, or a size is unknown."""
     if snapshots.manifest_path(target, snapshots.GOLDEN).is_file() and site.name in _golden_sites(target):
         checks.append(Check("disk", "ok", "golden taken (its copies are there)"))
         return
     sizes = [v for v in got["dir"].values() if v != "missing"]
-    unknown = any(not v.isdigit() for v in sizes)
-    parts = [("disk", got.get("disk"), sum(int(v) for v in sizes if v.isdigit()), "files stores' copies"),
-             ("rootdisk", got.get("rootdisk"), got.get("db_bytes", 0) // 1024, "SQL stores' copies")]
-    for key, disk, need, what in parts:
+    unknown = any(_number(v) is None for v in sizes)
+    files_need = sum(_number(v) or 0 for v in sizes)
+    sql_need = got.get("db_bytes", 0) // 1024
+    places: dict[str, list] = {}  # file system -> [path, free, need, what]
+    for key, need, what in (("disk", files_need, "files stores' copies"), ("rootdisk", sql_need, "SQL stores' copies")):
+        disk = got.get(key)
         if not need and not (key == "disk" and unknown):
             continue
-        if not disk or len(disk) < 2 or not disk[1].isdigit():
+        if not disk or len(disk) < 3 or _number(disk[2]) is None:
             checks.append(Check(f"disk for {what}", "warn", "free space unknown (df gave nothing)"))
             continue
-        free = int(disk[1])
-        detail = f"{_kib(free)} free at {disk[0]}; golden's {what} take about {_kib(need)}" + (
-            f" or more (a folder's du took over {DU_SECONDS} s)" if key == "disk" and unknown else "")
+        entry = places.setdefault(disk[1], [disk[0], _number(disk[2]), 0, []])
+        entry[2] += need
+        entry[3].append(what)
+    for path, free, need, whats in places.values():
+        what = " and ".join(whats)
+        detail = f"{_kib(free)} free at {path}; golden's {what} take about {_kib(need)}" + (
+            f" or more (a folder's du took over {DU_SECONDS} s)" if unknown and "files stores' copies" in whats else "")
         if free < need:
             checks.append(Check(f"disk for {what}", "fail", detail,
                                 "free disk space where the container's files live (the Docker data root), or move "

@@ -148,6 +148,9 @@ class StateStore(_Strict):
             for p in self.paths:
                 if not p.startswith("/") or ".." in p.split("/") or p.rstrip("/") == "":
                     raise ValueError(f"files path {p!r} must be absolute, not / and without '..'")
+                if any(c in p for c in "\0\n\t"):
+                    raise ValueError(f"files path {p!r} holds a NUL, newline or tab (the stack file's folders "
+                                     "are named in sitectl's records one per line)")
         if self.kind == "cache" and not self.flush:
             raise ValueError("a cache store needs flush (an argv)")
         return self

@@ -13,14 +13,14 @@
 **One way in, on both userlands** (research/real-images.md §1.7): the Magento and forum images
 are Alpine with BusyBox (no ``find -printf``, ``comm``, ``sha256sum -z``; ``stat`` in whole
 seconds), GitLab's is Ubuntu with GNU tools and python3 only at
-``/opt/gitlab/embedded/bin/python3``. Listing, comparing, checking and hashing run through
-:mod:`sitectl.stores.files_helper`, a stdlib-only Python program sent as ``python3 -c`` text,
-found on each call by :data:`WITH_PYTHON_SH` (``python3`` on PATH, then GitLab's embedded one;
-no extra round trip). Without python3, GNU find's scripts below do the same with identical
-output; with neither (BusyBox and no python3), the command exits 5 with a message naming what
-to install. Restores use only POSIX ``sh``, ``rm``, ``cp -a``, ``mkdir``, ``chmod``, ``chown``,
-``stat -c %a``/``%u:%g`` and ``touch -h -r``, which BusyBox has. ``sitectl doctor`` shows what a
-container offers.
+``/opt/gitlab/embedded/bin/python3``. Listing, comparing, checking, hashing, copying and
+restoring run through :mod:`sitectl.stores.files_helper`, a stdlib-only Python program sent as
+``python3 -c`` text, on the first python3 3.7 or newer that :data:`WITH_PYTHON_SH` finds on
+each call (PATH's, then GitLab's embedded one; no extra round trip). It keeps nanosecond times
+where BusyBox's ``cp -a`` keeps whole seconds. Without such a python3, GNU find's and GNU
+coreutils' scripts below do the same with identical output; with neither (BusyBox and no
+python3), the command exits 5 with a message naming what to install. ``sitectl doctor`` shows
+what a container offers.
 
 No shell command is ever built from input: fixed scripts take paths as arguments.
 """
@@ -128,19 +128,37 @@ HELPER = Path(files_helper.__file__).read_text(encoding="utf-8")
 #: Exit code of a files command in a container with neither python3 nor GNU find.
 NO_WAY_IN = 5
 
-# $1 = the helper's text, $2 = its mode, then the mode's arguments. Runs the helper with the
-# first python3 found (isolated: -I, no site packages: -S); without one, the mode's GNU find
-# script follows (FALLBACK_SH), which needs GNU find.
+#: Exit code of the stub below when the Python it runs on is older than the helper needs.
+TOO_OLD = 96
+#: Runs the helper's text (argv[1]) on a Python 3.7 or newer; exits TOO_OLD on an older one
+#: (Python 2 included: this text is valid in both). No site packages (-S), no PYTHON*
+#: variables (-E), no user site (-s), and not the current folder on sys.path.
+STUB_PY = (
+    "import sys\n"
+    "if sys.version_info < (3, 7):\n"
+    f"    sys.exit({TOO_OLD})\n"
+    "sys.path[:] = [p for p in sys.path if p]\n"
+    "h = sys.argv.pop(1)\n"
+    "exec(compile(h, 'files_helper', 'exec'))\n"
+)
+
+# $1 = the stub, $2 = the helper's text, $3 = its mode, then the mode's arguments. Runs the
+# helper with the first executable python3 that is 3.7 or newer (PATH's, then GitLab's embedded
+# one); without one, the mode's GNU find script follows (FALLBACK_SH), which needs GNU find.
 WITH_PYTHON_SH = r"""
-h=$1; shift
+stub=$1; h=$2; shift 2
 for py in python3 /opt/gitlab/embedded/bin/python3; do
-  if command -v "$py" >/dev/null 2>&1; then exec "$py" -I -S -c "$h" "$@"; fi
+  p=$(command -v "$py" 2>/dev/null) || continue
+  [ -f "$p" ] && [ -x "$p" ] || continue
+  "$p" -E -s -S -c "$stub" "$h" "$@"
+  rc=$?
+  [ "$rc" -eq TOO_OLD ] || exit "$rc"
 done
 find / -maxdepth 0 -printf '' >/dev/null 2>&1 || {
-  echo "sitectl's files store needs python3 (any 3.6 or newer: its helper uses only the standard library) or GNU find in this container, and it has neither (BusyBox find has no -printf); install python3 in the image (Alpine: apk add python3), or run sitectl doctor for what the container offers" >&2
+  echo "sitectl's files store needs python3 (3.7 or newer: its helper uses only the standard library) or GNU find in this container, and it has neither (BusyBox find has no -printf); install python3 in the image (Alpine: apk add python3), or run sitectl doctor for what the container offers" >&2
   exit 5; }
 shift
-"""
+""".replace("TOO_OLD", str(TOO_OLD))
 # The diff mode's GNU fallback: LIST_SH for each (live, listing, old listing) triple, one section
 # each, ended by a line "@@" as the helper's.
 DIFF_SH = "while [ $# -ge 3 ]; do\n(\n" + LIST_SH + "\n) || exit $?\necho @@\nshift 3\ndone\n"
@@ -151,7 +169,7 @@ FALLBACK_SH = {"snapshot": SNAPSHOT_SH, "diff": DIFF_SH, "check": CHECK_SH, "fin
 def helper_argv(mode: str, *args: str) -> list[str]:
     """The argv that runs the helper's ``mode`` with ``args`` inside a container (python3 when
     there is one, else the GNU find script; see :data:`WITH_PYTHON_SH`)."""
-    return ["sh", "-c", WITH_PYTHON_SH + FALLBACK_SH[mode], "sh", HELPER, mode, *args]
+    return ["sh", "-c", WITH_PYTHON_SH + FALLBACK_SH[mode], "sh", STUB_PY, HELPER, mode, *args]
 
 
 def _sections(out: str) -> list[str]:
@@ -171,7 +189,11 @@ def _records(out: str) -> list[str]:
     """The NUL-terminated records of a command's hex output (:data:`_HEX`), each decoded from
     UTF-8 with surrogate escapes (a byte that is not UTF-8 stays one character, and goes back
     into the container as the same byte)."""
-    raw = bytes.fromhex("".join(out.split()))
+    try:
+        raw = bytes.fromhex("".join(out.split()))
+    except ValueError:
+        raise StoreError(f"a files command answered with something that is not what sitectl's helper prints "
+                         f"(hex): {out.strip()[:200]!r}") from None
     parts = raw.split(b"\0")
     if parts and parts[-1] == b"":
         parts.pop()

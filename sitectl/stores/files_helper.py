@@ -1,5 +1,5 @@
-"""The files store's in-container helper: a stdlib-only Python program (3.6 and newer: Alpine
-3.16's python3 is 3.10, GitLab 15.7's embedded one 3.9; research/real-images.md §1.7) that
+"""The files store's in-container helper: a stdlib-only Python program (3.7 and newer: Alpine
+3.16's python3 is 3.10, GitLab 15.7's embedded one 3.9; research/real-images.md, section 1.7) that
 :mod:`sitectl.stores.files` sends into the container as the text of ``python3 -c``.
 
 It does what GNU ``find -printf``, ``sort -z``, ``comm -z`` and ``sha256sum -z`` did, which
@@ -27,6 +27,10 @@ find's ``%y %m %U:%G %s %T@ %P`` (a folder's size ``-``; MTIME seconds, a dot an
 nanoseconds and a 0). Exit codes: 3 no listing recorded, 4 an old listing that cannot be
 trusted, 1 any other failure (the message on stderr).
 
+Folders are walked through file descriptors (``O_NOFOLLOW``, each one checked against the
+entry it was listed as), so a folder swapped for a symlink while it is walked is never followed
+(as GNU find). The text is ASCII (a Python in a C locale reads ``-c`` text as ASCII).
+
 Nothing here imports sitectl: this file's text is the program.
 """
 import binascii
@@ -53,30 +57,60 @@ def record(st, rel):
     return head + rel
 
 
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_dir(name, st, dir_fd=None):
+    """A descriptor of the folder ``name`` (relative to ``dir_fd``) if it still is the folder
+    ``st`` describes (not a symlink put in its place), else None."""
+    try:
+        fd = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    if os.path.samestat(os.fstat(fd), st):
+        return fd
+    os.close(fd)
+    return None
+
+
 def walk(top):
     """(relative path, lstat result) of ``top`` (relative path ``b""``) and everything below it,
-    symlinks not followed; entries that vanish or cannot be read are left out, as find does."""
+    symlinks not followed, folders opened by descriptor; entries that vanish or cannot be read
+    are left out, as find does."""
     try:
         st = os.lstat(top)
     except OSError:
         return
     yield b"", st
-    todo = [b""] if stat.S_ISDIR(st.st_mode) else []
-    while todo:
-        rel = todo.pop()
+    fd = _open_dir(top, st) if stat.S_ISDIR(st.st_mode) else None
+    if fd is None:
+        return
+    # Depth first, one open descriptor per level (never one per queued folder).
+    stack = [(fd, b"", iter(_names(fd)))]
+    while stack:
+        fd, rel, names = stack[-1]
+        name = next(names, None)
+        if name is None:
+            os.close(fd)
+            stack.pop()
+            continue
+        sub = rel + b"/" + name if rel else name
         try:
-            entries = list(os.scandir(os.path.join(top, rel) if rel else top))
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
         except OSError:
             continue
-        for e in entries:
-            sub = os.path.join(rel, e.name) if rel else e.name
-            try:
-                st = os.lstat(e.path)
-            except OSError:
-                continue
-            yield sub, st
-            if stat.S_ISDIR(st.st_mode):
-                todo.append(sub)
+        yield sub, st
+        if stat.S_ISDIR(st.st_mode):
+            child = _open_dir(name, st, fd)
+            if child is not None:
+                stack.append((child, sub, iter(_names(child))))
+
+
+def _names(fd):
+    try:
+        return [os.fsencode(e.name) for e in os.scandir(fd)]
+    except OSError:
+        return []
 
 
 def listing(top):

@@ -36,6 +36,12 @@ def docker(*args, check=True) -> str:
     return r.stdout.strip()
 
 
+def logs(name: str) -> str:
+    """A container's output, both streams (the agent reports on stderr)."""
+    r = subprocess.run(["docker", "logs", "--tail", "60", name], capture_output=True, text=True, timeout=60)
+    return r.stdout + r.stderr
+
+
 def _cleanup():
     docker("rm", "-f", AGENT, SITE, check=False)
     docker("volume", "rm", VOLUME, check=False)
@@ -74,7 +80,7 @@ def pod(tmp_path_factory, engine):
                 break
         except requests.RequestException:
             pass
-        assert docker("inspect", "-f", "{{.State.Running}}", AGENT) == "true", docker("logs", AGENT, check=False)
+        assert docker("inspect", "-f", "{{.State.Running}}", AGENT) == "true", logs(AGENT)
         time.sleep(2)
     else:
         pytest.fail("the sidecar agent never served: " + docker("logs", "--tail", "40", AGENT, check=False))

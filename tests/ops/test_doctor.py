@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sitectl import snapshots
+from sitectl.ops import doctor as doctor_ops
 from sitectl.ops.doctor import PROBE_SH, _parse_probe
 from sitectl.stack.target import resolve_target
 from tests.conftest import SCRATCH_INSTANCE, cli
@@ -106,4 +107,26 @@ def test_the_probe_is_busybox_safe(tmp_path):
     assert got["cmd"] == {"python3": str(bindir / "python3"), "no-such-tool": ""}
     assert int(got["dir"][str(folder)]) >= 4 and got["dir"][f"{tmp_path}/missing"] == "missing"
     assert got["marker"] == {f"{tmp_path}/marker": "yes", f"{tmp_path}/absent": "no"}
-    assert got["disk"][1].isdigit() and got["rootdisk"][1].isdigit() and got["mem"].isdigit()
+    assert got["disk"][2].isdigit() and got["rootdisk"][2].isdigit() and got["mem"].isdigit()
+
+
+def test_hostile_probe_output_is_read_safely_and_disk_needs_add_up(tmp_path, monkeypatch):
+    # A container may print anything: unknown keys are dropped, numbers must be ASCII digits.
+    got = _parse_probe("mem\t\u00b2\ndb_bytes\t5\nos\tAlpine\ndisk\t/var/lib\toverlay\t1000\n"
+                       "rootdisk\t/\toverlay\t1000\ndir\t/a\t900\ndir\t/b\t\u00b9\u00b2\n")
+    assert "db_bytes" not in got and got["os"] == "Alpine"
+    assert doctor_ops._number(got["mem"]) is None and doctor_ops._number("12") == 12
+    # Files copies (900 KiB) and SQL copies (900 KiB) on one file system with 1000 KiB free:
+    # together they do not fit, which two separate comparisons would miss.
+    monkeypatch.setenv("SITECTL_SNAPSHOTS_DIR", str(tmp_path))
+    target = resolve_target("mini", instance=SCRATCH_INSTANCE)
+    got = _parse_probe("disk\t/var/lib\toverlay\t1000\nrootdisk\t/\toverlay\t1000\ndir\t/a\t900\n")
+    got["db_bytes"] = 900 * 1024
+    checks = []
+    doctor_ops._disk_check(target, target.stack.sites["reddit"], got, checks)
+    assert [(c.level, c.check) for c in checks] == [("fail", "disk for files stores' copies and SQL stores' copies")]
+    # On two file systems each fits on its own.
+    got["rootdisk"] = ("/", "other", "1000")
+    checks = []
+    doctor_ops._disk_check(target, target.stack.sites["reddit"], got, checks)
+    assert [c.level for c in checks] == ["warn", "warn"]  # each fits, with less than half as much again left

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 
 from sitectl.stores.files import (
     FALLBACK_SH,
+    HELPER,
     NO_WAY_IN,
-    WITH_PYTHON_SH,
+    STUB_PY,
+    TOO_OLD,
     FilesStore,
     _arg,
     _records,
@@ -133,7 +135,7 @@ def test_helper_and_gnu_find_agree_on_every_mode(tmp_path_factory, entries, edit
         store._snap = lambda name, i, snap=snap: fs(snap)
         for cmd in store._restore_commands("golden", 0, {"changed": changed, "added": added, "dirs": dirs,
                                                            "recorded": recorded}):
-            argv = cmd.argv if run == "helper" else ["sh", "-c", FALLBACK_SH["restore"], "sh", *cmd.argv[6:]]
+            argv = cmd.argv if run == "helper" else ["sh", "-c", FALLBACK_SH["restore"], "sh", *cmd.argv[7:]]
             r = subprocess.run(argv, capture_output=True, text=True)
             assert r.returncode == 0, (run, r.stderr)
         after = helper("diff", fs(tree), fs(lst), fs(old))
@@ -172,10 +174,20 @@ def test_neither_python_nor_gnu_find_fails_loudly(tmp_path):
     bindir.mkdir()
     subprocess.run([shutil.which("busybox"), "--install", "-s", str(bindir)], check=True)
     env = {"PATH": str(bindir)}
-    r = subprocess.run([str(bindir / "sh"), "-c", WITH_PYTHON_SH + FALLBACK_SH["diff"], "sh", "x", "diff",
-                        str(tmp_path), str(tmp_path / "l"), str(tmp_path / "o")], capture_output=True, text=True, env=env)
+    r = subprocess.run(helper_argv("diff", str(tmp_path), str(tmp_path / "l"), str(tmp_path / "o")),
+                       capture_output=True, text=True, env=env)
     assert r.returncode == NO_WAY_IN
     assert "needs python3" in r.stderr and "apk add python3" in r.stderr
+    # A python3 the stub finds too old (it exits TOO_OLD there: Python 2 or 3.6) and one that is
+    # not executable are passed over: the same refusal, not their failure.
+    for text, mode in ((f"#!/bin/sh\nexit {TOO_OLD}\n", 0o755), ("#!/bin/sh\nexit 0\n", 0o644)):
+        fake = bindir / "python3"
+        fake.write_text(text)
+        fake.chmod(mode)
+        r = subprocess.run(helper_argv("diff", str(tmp_path), str(tmp_path / "l"), str(tmp_path / "o")),
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == NO_WAY_IN and "needs python3" in r.stderr, (oct(mode), r.returncode, r.stderr)
+        fake.unlink()
     # With python3 on that PATH, the helper runs on the BusyBox userland.
     os.symlink(sys.executable, bindir / "python3")
     ok = subprocess.run(helper_argv("fingerprint", str(tmp_path)), capture_output=True, text=True, env=env)
@@ -204,6 +216,42 @@ def test_the_closing_check_reads_what_the_restore_put_back(tmp_path):
         assert subprocess.run(cmd.argv).returncode == 0
     after = [(lambda r: (r.returncode, r.stdout))(subprocess.run(c.argv, capture_output=True, text=True)) for c in reqs]
     assert store.parse_check("golden", changes, after) == []
-    gnu_after = [(lambda r: (r.returncode, r.stdout))(subprocess.run(["sh", "-c", FALLBACK_SH["check"], "sh", *c.argv[6:]],
+    gnu_after = [(lambda r: (r.returncode, r.stdout))(subprocess.run(["sh", "-c", FALLBACK_SH["check"], "sh", *c.argv[7:]],
                                                                      capture_output=True, text=True)) for c in reqs]
     assert store.parse_check("golden", changes, gnu_after) == []
+
+
+def test_the_stub_refuses_an_old_python_and_the_helper_is_ascii():
+    # A Python older than 3.7 (os.scandir of a descriptor, and the helper's syntax) exits TOO_OLD
+    # before the helper is compiled; a C-locale Python reads -c text as ASCII, so the helper is.
+    old = subprocess.run([sys.executable, "-c", "import sys; sys.version_info = (3, 6, 15); exec(sys.argv[1])",
+                          STUB_PY, "print('ran')"], capture_output=True, text=True)
+    assert old.returncode == TOO_OLD and "ran" not in old.stdout
+    new = subprocess.run([sys.executable, "-E", "-s", "-S", "-c", STUB_PY, "print('ran')"], capture_output=True, text=True)
+    assert new.returncode == 0 and new.stdout == "ran\n"
+    assert HELPER.isascii()
+
+
+def test_a_folder_swapped_for_a_symlink_while_walked_is_not_followed(tmp_path):
+    # A hostile application replaces a folder with a symlink to somewhere else between the
+    # moment the walk lists it and the moment it goes into it: nothing outside is listed (it
+    # would be "added" and then removed by a restore, through the link).
+    from sitectl.stores import files_helper
+    top, outside = tmp_path / "top", tmp_path / "outside"
+    (top / "d").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "victim").write_text("not yours")
+    seen = []
+    for rel, _ in files_helper.walk(os.fsencode(top)):
+        seen.append(rel)
+        if rel == b"d":
+            os.rmdir(top / "d")
+            os.symlink(outside, top / "d")
+    assert seen == [b"", b"d"]
+    assert (outside / "victim").exists()
+
+
+def test_an_answer_that_is_not_the_helpers_is_a_store_error():
+    from sitectl.errors import StoreError
+    with pytest.raises(StoreError, match="not what sitectl's helper prints"):
+        _records("this is not hex\n")
