@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from pathlib import Path
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay
 
 from sitectl.engine.base import Engine, RunSpec
-from sitectl.errors import ImageMissing, ProbeTimeout, UsageError
+from sitectl.errors import ImageMissing, ProbeTimeout, StackError, UsageError
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.probes import ProbeOutcome, probes_of, run_probe
 from sitectl.stack.model import Site
@@ -53,7 +55,12 @@ SOURCE_LABEL = "sitectl.source"
 
 def source_hash(target: Target, tag: str, _memo: dict | None = None) -> str:
     """SHA-256 of what image ``tag`` is built from: its ``inputs`` files (paths and contents,
-    ``__pycache__`` skipped), its build args, and the source hashes of the images it requires."""
+    ``__pycache__`` skipped), its ``files`` from outside the context, its build args, and the
+    source hashes of the images it requires.
+
+    Raises:
+        StackError: a ``files`` entry names a file that is not there.
+    """
 
     memo = {} if _memo is None else _memo
     if tag in memo:
@@ -67,10 +74,52 @@ def source_hash(target: Target, tag: str, _memo: dict | None = None) -> str:
         files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
         for f in files:
             h.update(str(f.relative_to(base)).encode() + b"\0" + f.read_bytes() + b"\0")
+    for name, path in sorted(_outside_files(target, b).items()):
+        h.update(b"files\0" + name.encode() + b"\0" + path.read_bytes() + b"\0")
     for req in b.requires:
         h.update(source_hash(target, target.image_ref(req), memo).encode())
     memo[tag] = h.hexdigest()[:16]
     return memo[tag]
+
+
+def _outside_files(target: Target, b) -> dict[str, Path]:
+    """``b.files`` as context name -> existing file, paths resolved from the stack file's folder.
+
+    Raises:
+        StackError: a file is missing or not a regular file (named with the stack file and image).
+    """
+    base = Path(b.base_dir or Path(target.stack.path).parent)
+    out = {}
+    for name, rel in b.files.items():
+        path = (base / rel).resolve()
+        if not path.is_file():
+            raise StackError(f"{target.stack.path}: image {b.tag}: files[{name!r}] = {rel!r} is not a file "
+                             f"({path}); the mini replicas carry the real applications' schemas, read from "
+                             "../shared/data/schemas/ beside the checkout (docs/contracts.md, 'Real structure')")
+        out[name] = path
+    return out
+
+
+def _build(target: Target, engine: Engine, b, tag: str, args: dict[str, str], labels: dict[str, str]) -> None:
+    """``docker build`` one image; with ``files``, from a copy of the context that holds them."""
+    base_dir = Path(b.base_dir or Path(target.stack.path).parent)
+    context, dockerfile = base_dir / b.context, base_dir / b.dockerfile
+    extra = _outside_files(target, b)
+    if not extra:
+        engine.build(tag, context, dockerfile, args, labels=labels)
+        return
+    with tempfile.TemporaryDirectory(prefix="sitectl-build-") as tmp:
+        staged = Path(tmp) / "context"
+        shutil.copytree(context, staged, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+        for name, path in extra.items():
+            dest = staged / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
+        try:
+            staged_file = staged / dockerfile.resolve().relative_to(context.resolve())
+        except ValueError:
+            staged_file = dockerfile
+        engine.build(tag, staged, staged_file, args, labels=labels)
 
 
 def _current(target: Target, engine: Engine, tag: str, memo: dict) -> bool:
@@ -128,9 +177,7 @@ def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: R
             continue
         reporter.step("build", f"building {tag} (docker build, legacy builder)")
         args = {k: target.image_ref(v) for k, v in b.args.items()}
-        base_dir = Path(b.base_dir or Path(st.path).parent)
-        engine.build(tag, base_dir / b.context, base_dir / b.dockerfile, args,
-                     labels={SOURCE_LABEL: source_hash(target, tag, memo)})
+        _build(target, engine, b, tag, args, labels={SOURCE_LABEL: source_hash(target, tag, memo)})
         built.append(tag)
         reporter.step("build", f"built {tag}")
     return built

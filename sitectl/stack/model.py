@@ -200,6 +200,11 @@ class ImageBuild(_Strict):
     #: default: the Dockerfile's folder. Their hash (with the required images' hashes) is put
     #: on the image as label ``sitectl.source``; an image whose label differs is rebuilt.
     inputs: list[str] = Field(default_factory=list)
+    #: Files from outside the context that the build needs, put into a copy of the context
+    #: for the build: name inside the context -> path relative to the stack file's folder
+    #: (the mini replicas' real application schemas, read from ``../shared/data/schemas/``).
+    #: Part of the source hash; a missing one stops the build naming it.
+    files: dict[str, str] = Field(default_factory=dict)
     #: Set by the loader: the folder of the stack file that declares this image, which its
     #: relative paths start from (a file that ``extends`` it may live elsewhere).
     base_dir: str = ""
@@ -208,6 +213,10 @@ class ImageBuild(_Strict):
     def _placeholders(self) -> "ImageBuild":
         for v in [self.tag, *self.requires, *self.args.values()]:
             _check_placeholders(v, {"seed", "scale"})
+        for name in self.files:
+            parts = name.split("/")
+            if name.startswith("/") or "\\" in name or any(p in ("", ".", "..") for p in parts):
+                raise ValueError(f"files: {name!r} must be a relative path inside the context (no '..', '.' or empty parts)")
         return self
 
 

@@ -27,8 +27,16 @@ GRANT ALL PRIVILEGES ON magentodb.* TO 'magentouser'@'localhost', 'magentouser'@
 ALTER USER 'root'@'localhost' IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD('1234567890');
 FLUSH PRIVILEGES;
 SQL
+# Magento 2.4.8's own structure: its install dump (361 tables, 380 foreign keys, 66 indexer
+# triggers, install rows with id 0), put into the build context from ../shared/data/schemas/ by
+# sitectl (stacks/mini.yaml, images[].files). Its triggers' definer is the dump's `magento`;
+# the Magento user of WebArena's images is magentouser.
+DUMP=/opt/magento-replica/real/magento-2.4.8-install.sql
+echo "5129b2405307da48c824afcfba963375b7249e2352365318a6c2b01111f220e2  $DUMP" | sha256sum -c --quiet
+sed 's/DEFINER=`magento`@`%`/DEFINER=`magentouser`@`%`/' "$DUMP" | mariadb --socket=/run/mysqld/mysqld.sock magentodb
+rm -f "$DUMP"
 T0=$(date +%s)
-cd /opt/magento-replica && python3 seed.py schema.sql fixtures.json
+cd /opt/magento-replica && python3 seed.py replica-indexes.sql fixtures.json
 echo "seed step: $(( $(date +%s) - T0 ))s (SCALE=${SCALE:-tiny})"
 mariadb-admin --socket=/run/mysqld/mysqld.sock shutdown
 wait

@@ -1,6 +1,6 @@
 """Seed the replica's magentodb at image build time (deterministic from SEED, SCALE, STORE).
 
-Usage: python3 seed.py <schema.sql> <fixtures.json>   (env STORE=shopping|shopping_admin, SEED, SCALE)
+Usage: python3 seed.py <replica-indexes.sql> <fixtures.json>   (env STORE=shopping|shopping_admin, SEED, SCALE)
 """
 import json, os, random, sys
 from datetime import datetime, timedelta
@@ -33,15 +33,54 @@ def slug(name):
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
+# What the install dump (../shared/data/schemas/magento-2.4.8-install.sql, loaded by build-seed.sh)
+# carries besides Magento's install rows: the catalogue, quotes, admin and index rows of the
+# developer store it was dumped from. Removed before the replica's seed, through the foreign keys'
+# own cascades (EAV values, stock, links, media) and the indexer triggers, as a shop owner would.
+CLEAR_DUMP_CONTENT = [
+    "DELETE FROM catalog_product_entity",
+    "DELETE FROM catalog_category_entity",
+    "DELETE FROM catalog_product_entity_media_gallery",
+    "DELETE FROM media_gallery_asset",
+    "DELETE FROM quote",
+    "DELETE FROM customer_visitor",
+    "DELETE FROM admin_user",
+    "DELETE FROM authorization_role WHERE role_type = 'U'",
+    "DELETE FROM url_rewrite WHERE entity_type IN ('product', 'category')",
+    "DELETE FROM catalog_product_index_eav", "DELETE FROM catalog_product_index_eav_replica",
+    "DELETE FROM catalog_product_index_price", "DELETE FROM catalog_product_index_price_replica",
+    "DELETE FROM catalog_category_product_index_store1", "DELETE FROM catalog_category_product_index_store1_replica",
+    "DELETE FROM cataloginventory_stock_status", "DELETE FROM cataloginventory_stock_status_replica",
+]
+
+
+def catch_up_changelogs(conn):
+    """What Magento's cron jobs ``indexer_update_all_views`` and ``indexer_clean_all_changelogs``
+    leave after the seed: every view's ``version_id`` at its changelog's last row, rows up to it
+    deleted (the changelog's AUTO_INCREMENT goes on from there)."""
+    for row in mage.q(conn, "SELECT view_id FROM mview_state"):
+        cl = row["view_id"] + "_cl"
+        if not mage.q1(conn, "SELECT 1 FROM information_schema.tables WHERE table_schema=DATABASE() AND table_name=%s", (cl,)):
+            continue
+        last = mage.q1(conn, "SELECT MAX(version_id) AS v FROM `%s`" % cl)["v"]
+        if last is not None:
+            ex(conn, "UPDATE mview_state SET version_id=%s, updated=%s WHERE view_id=%s", (last, ts(0, False), row["view_id"]))
+            ex(conn, "DELETE FROM `%s` WHERE version_id <= %%s" % cl, (last,))
+
+
 def main():
-    schema, fixtures = sys.argv[1], json.load(open(sys.argv[2]))
+    additions, fixtures = sys.argv[1], json.load(open(sys.argv[2]))
     conn = mage.connect()
-    for stmt in open(schema).read().split(";\n"):
+    for stmt in CLEAR_DUMP_CONTENT:
+        ex(conn, stmt)
+    sql = "\n".join(line for line in open(additions).read().splitlines() if not line.startswith("--"))
+    for stmt in sql.split(";\n"):
         if stmt.strip():
             ex(conn, stmt)
     store_name = "One Stop Market" if STORE == "shopping" else "Luma"
-    ex(conn, "INSERT INTO store_website VALUES (0,'admin','Admin',0,0),(1,'base','Main Website',1,1)")
-    ex(conn, "INSERT INTO store VALUES (0,'admin',0,0,'Admin',0,1),(1,'default',1,1,'Default Store View',0,1)")
+    # store_website, store, store_group, eav_entity_type, eav_attribute (the ids in mage.ATTR),
+    # review_entity, review_status, rating_entity, ratings 1-3 and their options, the sales
+    # sequences: Magento's install rows, as in the dump.
     cfg = {"web/unsecure/base_url": ORIGIN, "web/secure/base_url": ORIGIN, "web/secure/use_in_frontend": "0",
            "web/secure/use_in_adminhtml": "0", "web/seo/use_rewrites": "1", "web/url/redirect_to_base": "1",
            "web/cookie/cookie_domain": None, "admin/security/use_form_key": "0",
@@ -51,11 +90,10 @@ def main():
            "wishlist/general/active": "1", "twofactorauth/general/enable": "0"}
     for k, v in cfg.items():
         mage.set_config(conn, k, v)
-    ex(conn, "INSERT INTO eav_entity_type VALUES (1,'customer'),(2,'customer_address'),(3,'catalog_category'),(4,'catalog_product'),(5,'order')")
-    for code, (aid, typ) in ATTR.items():
-        ex(conn, "INSERT INTO eav_attribute (attribute_id, entity_type_id, attribute_code, backend_type, frontend_label) VALUES (%s,4,%s,%s,%s)",
-           (aid, code, typ, code.replace("_", " ").title()))
-    ex(conn, "INSERT INTO eav_attribute (attribute_id, entity_type_id, attribute_code, backend_type, frontend_label) VALUES (74,4,'sku','static','SKU')")
+    for code, (aid, typ) in ATTR.items():   # the replica's attribute ids are the install's
+        row = mage.q1(conn, "SELECT attribute_code, backend_type FROM eav_attribute WHERE attribute_id=%s AND entity_type_id=4", (aid,))
+        if not row or (row["attribute_code"], row["backend_type"]) != (code, typ):
+            raise SystemExit("eav_attribute %s is %r in the install dump, the replica expects (%r, %r)" % (aid, row, code, typ))
     # admins (WebArena account admin/admin1234 + one extra, see docs/contracts/magento.md)
     for uid, (user, pw, first, last) in enumerate([("admin", "admin1234", "Admin", "User"), ("admin2", "admin2345", "Second", "Admin")], 1):
         h = mage.hash_password(pw, "%032x" % R.getrandbits(128))
@@ -63,6 +101,8 @@ def main():
            (uid, first, last, "%s@example.com" % user, user, h, ts(400, False)))
         ex(conn, "INSERT INTO admin_passwords (user_id, password_hash, last_updated) VALUES (%s,%s,%s)",
            (uid, h, int((BASE_TS - timedelta(days=300)).timestamp())))   # older than 90 days: expired policy
+        ex(conn, "INSERT INTO authorization_role (parent_id, tree_level, sort_order, role_type, user_id, user_type, role_name) VALUES (1,2,0,'U',%s,'2',%s)",
+           (uid, user))
     # customers
     customers = [("emma.lopez@gmail.com", "Password.123", "Emma", "Lopez"), ("alex.martin@example.com", "Password.123", "Alex", "Martin"),
                  ("olivia.jackson@example.com", "Password.123", "Olivia", "Jackson")]
@@ -75,30 +115,25 @@ def main():
             ["101 S San Mateo Dr", "12 Beacon St", "500 Congress Ave"][cid - 1], "6505551212"))
         ex(conn, "INSERT INTO newsletter_subscriber (customer_id, subscriber_email, subscriber_status) VALUES (%s,%s,%s)", (cid, email, 1 if cid == 1 else 3))
         ex(conn, "INSERT INTO wishlist (wishlist_id, customer_id, sharing_code, updated_at) VALUES (%s,%s,%s,%s)", (cid, cid, "%032x" % R.getrandbits(128), ts(30)))
-    # reviews/ratings reference data ("Rating" = id 4 as in WebArena/divante sample data)
-    ex(conn, "INSERT INTO review_entity VALUES (1,'product'),(2,'customer'),(3,'category')")
-    ex(conn, "INSERT INTO review_status VALUES (1,'Approved'),(2,'Pending'),(3,'Not Approved')")
-    ex(conn, "INSERT INTO rating_entity VALUES (1,'product'),(2,'product_review'),(3,'review')")
-    for rid, code in enumerate(["Quality", "Value", "Price", "Rating"], 1):
-        ex(conn, "INSERT INTO rating (rating_id, entity_id, rating_code, position, is_active) VALUES (%s,1,%s,%s,%s)", (rid, code, 0, 1 if rid == 4 else 0))
-        for v in range(1, 6):
-            ex(conn, "INSERT INTO rating_option (option_id, rating_id, code, value, position) VALUES (%s,%s,%s,%s,%s)", ((rid - 1) * 5 + v, rid, str(v), v, v))
+    # reviews: "Rating" = id 4 as in WebArena/divante sample data (the install has 1-3)
+    ex(conn, "INSERT INTO rating (rating_id, entity_id, rating_code, position, is_active) VALUES (4,1,'Rating',0,1)")
+    for v in range(1, 6):
+        ex(conn, "INSERT INTO rating_option (option_id, rating_id, code, value, position) VALUES (%s,4,%s,%s,%s)", (15 + v, str(v), v, v))
     ex(conn, "INSERT INTO rating_store VALUES (4,0),(4,1)")
-    # sales sequence (default store: empty prefix)
-    for sid in (0, 1):
-        mid = ex(conn, "INSERT INTO sales_sequence_meta (entity_type, store_id, sequence_table) VALUES ('order',%s,%s)", (sid, "sequence_order_%d" % sid))
-        ex(conn, "INSERT INTO sales_sequence_profile (meta_id, prefix, suffix, start_value, step, max_value, warning_value, is_active) VALUES (%s,NULL,NULL,1,1,4294967295,4294966295,1)", (mid,))
+    # the install's indexer rows, as a store whose indexers have run (and the replica's "inventory")
     for i, idx in enumerate(["design_config_grid", "customer_grid", "catalog_category_product", "catalog_product_category", "catalogrule_rule",
                              "catalog_product_attribute", "cataloginventory_stock", "inventory", "catalogrule_product", "catalog_product_price",
                              "catalogsearch_fulltext"], 1):
-        ex(conn, "INSERT INTO indexer_state (indexer_id, status, updated, hash_config) VALUES (%s,'valid',%s,%s)", (idx, ts(0, False), "%032x" % R.getrandbits(128)))
-    ex(conn, "INSERT INTO catalog_category_entity (entity_id, parent_id, path, level, position) VALUES (1,0,'1',0,0),(2,1,'1/2',1,1)")
+        ex(conn, "INSERT INTO indexer_state (indexer_id, status, updated, hash_config) VALUES (%s,'valid',%s,%s) "
+                 "ON DUPLICATE KEY UPDATE status='valid', updated=VALUES(updated)", (idx, ts(0, False), "%032x" % R.getrandbits(128)))
+    ex(conn, "INSERT INTO catalog_category_entity (entity_id, attribute_set_id, parent_id, path, level, position, children_count) VALUES (1,3,0,'1',0,0,1),(2,3,1,'1/2',1,1,0)")
     ex(conn, "INSERT INTO catalog_category_entity_varchar (attribute_id, store_id, entity_id, value) VALUES (45,0,1,'Root Catalog'),(45,0,2,'Default Category')")
     (seed_shopping if STORE == "shopping" else seed_admin)(conn, fixtures)
     if SCALE == "full":                              # bulk around the tiny data (which stays identical), see seed_full.py
         import seed_full
         seed_full.seed_full(STORE, SEED)
     ex(conn, "REPLACE INTO cataloginventory_stock_status (product_id, website_id, stock_id, qty, stock_status) SELECT product_id, 0, 1, qty, is_in_stock FROM cataloginventory_stock_item")
+    catch_up_changelogs(conn)
     print("seeded", STORE, "SEED=%s SCALE=%s" % (SEED, SCALE))
 
 
@@ -125,7 +160,7 @@ def add_review(conn, rid, pid, nickname, title, detail, value, cid=None, status=
     ex(conn, "INSERT INTO review_detail (review_id, store_id, title, detail, nickname, customer_id) VALUES (%s,1,%s,%s,%s,%s)", (rid, title, detail, nickname, cid))
     ex(conn, "INSERT INTO review_store VALUES (%s,0),(%s,1)", (rid, rid))
     ex(conn, "INSERT INTO rating_option_vote (option_id, remote_ip, remote_ip_long, customer_id, entity_pk_value, rating_id, review_id, percent, value) VALUES (%s,'127.0.0.1',%s,%s,%s,4,%s,%s,%s)",
-       (15 + value, b"\x7f\x00\x00\x01", cid, pid, rid, value * 20, value))
+       (15 + value, 2130706433, cid, pid, rid, value * 20, value))
     return rid
 
 
@@ -157,6 +192,12 @@ def add_order(conn, eid, cid, lines, status, days, comments=()):
            (eid, text, status, ts(days - 1 - i)))
     mage.sync_grid(conn, eid)
     return eid
+
+
+def add_about_page(conn):
+    """The replica's fifth CMS page beside the install's four (404, home, cookies, privacy)."""
+    ex(conn, "INSERT INTO cms_page (page_id, title, page_layout, identifier, content, is_active) VALUES (5,'About us','1column','about-us','<p>About us (replica)</p>',1)")
+    ex(conn, "INSERT INTO cms_page_store (page_id, store_id) VALUES (5,0)")
 
 
 def seed_shopping(conn, fx):
@@ -192,9 +233,7 @@ def seed_shopping(conn, fx):
         rid += 1
         add_review(conn, rid, p, R.choice(["Shopper", "Kim", "J. Doe", "Marco"]), R.choice(names), "Review text %d (replica seed data)." % rid, R.randint(2, 5), days=R.randint(40, 300))
     ex(conn, "INSERT INTO wishlist_item (wishlist_id, product_id, store_id, added_at, qty) VALUES (1,%s,1,%s,1)", (pid, ts(10)))
-    for pg, (title, ident) in enumerate([("404 Not Found", "no-route"), ("Home Page", "home"), ("Enable Cookies", "enable-cookies"),
-                                        ("Privacy and Cookie Policy", "privacy-policy-cookie-restriction-mode"), ("About us", "about-us")], 1):
-        ex(conn, "INSERT INTO cms_page (page_id, title, page_layout, identifier, content, is_active) VALUES (%s,%s,'1column',%s,%s,1)", (pg, title, ident, "<p>%s (replica)</p>" % title))
+    add_about_page(conn)
 
 
 LUMA_FIRST = ["Radiant", "Bella", "Antonia", "Selene", "Affirm", "Chaz", "Mach", "Hero", "Juno", "Ida", "Erika", "Gwyn", "Diva", "Ingrid",
@@ -238,9 +277,7 @@ def seed_admin(conn, fx):
         status = R.choice(["pending", "processing", "complete", "canceled"])
         add_order(conn, eid, R.randint(1, 3), [(R.choice(ids), R.randint(1, 3))], status, R.randint(5, 700),
                   comments=["Order placed (replica seed data)."])
-    for pg, (title, ident) in enumerate([("404 Not Found", "no-route"), ("Home Page", "home"), ("Enable Cookies", "enable-cookies"),
-                                        ("Privacy and Cookie Policy", "privacy-policy-cookie-restriction-mode"), ("About us", "about-us")], 1):
-        ex(conn, "INSERT INTO cms_page (page_id, title, page_layout, identifier, content, is_active) VALUES (%s,%s,'1column',%s,%s,1)", (pg, title, ident, "<p>%s (replica)</p>" % title))
+    add_about_page(conn)
 
 
 if __name__ == "__main__":

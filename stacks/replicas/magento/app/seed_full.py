@@ -451,7 +451,7 @@ class Full:
         self.load("review_detail", ["detail_id", "review_id", "store_id", "title", "detail", "nickname", "customer_id"], D)
         self.load("review_store", ["review_id", "store_id"], S)
         self.load("rating_option_vote", ["vote_id", "option_id", "remote_ip", "@ip", "customer_id", "entity_pk_value", "rating_id", "review_id", "percent", "value"],
-                  V, sets="remote_ip_long=UNHEX(@ip)")
+                  V, sets="remote_ip_long=CONV(@ip, 16, 10)")
 
     def run(self):
         t0 = time.time()

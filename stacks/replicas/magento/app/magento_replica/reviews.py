@@ -33,5 +33,5 @@ def save_review(pid, nick, title, detail, votes, cid, status):
         opt = q1(g.conn, "SELECT * FROM rating_option WHERE option_id=%s AND rating_id=%s", (option_id, rating_id))
         if opt:
             ex(g.conn, "INSERT INTO rating_option_vote (option_id, remote_ip, remote_ip_long, customer_id, entity_pk_value, rating_id, review_id, percent, value) "
-                       "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)", (opt["option_id"], request.remote_addr, b"", cid, pid, opt["rating_id"], rid, opt["value"] * 20, opt["value"]))
+                       "VALUES (%s,%s,IFNULL(INET_ATON(%s), 0),%s,%s,%s,%s,%s,%s)", (opt["option_id"], request.remote_addr, request.remote_addr, cid, pid, opt["rating_id"], rid, opt["value"] * 20, opt["value"]))
     return rid
