@@ -34,7 +34,7 @@ MUTATIONS = {
         ("rows", "UPDATE catalog_product_entity SET sku = CONCAT(sku, '\\\\x') ORDER BY entity_id LIMIT 1;"
                  "INSERT INTO review_status (status_id, status_code) VALUES (99, 'netcheck');"
                  "DELETE FROM sales_order_item ORDER BY item_id LIMIT 1;"),
-        ("ddl", "TRUNCATE TABLE review; ALTER TABLE sales_order ADD COLUMN netcheck INT;"
+        ("ddl", "SET FOREIGN_KEY_CHECKS = 0; TRUNCATE TABLE review; SET FOREIGN_KEY_CHECKS = 1; ALTER TABLE sales_order ADD COLUMN netcheck INT;"
                 "CREATE TABLE netcheck_extra (a INT); ALTER TABLE sequence_order_1 AUTO_INCREMENT = 987654;"),
     ],
 }

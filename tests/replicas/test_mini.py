@@ -37,6 +37,62 @@ def test_all_seven_sites_running_and_healthy(mini):
     assert rows["shopping_admin"]["url"] == "http://127.0.0.1:7780/admin"
 
 
+SCHEMAS = Path(__file__).resolve().parents[3] / "shared" / "data" / "schemas"
+
+
+def _rows(engine, container, argv):
+    rc, out = engine.exec(container, argv)
+    assert rc == 0, out
+    return [line.split("\t") for line in out.splitlines() if line]
+
+
+def test_replica_databases_are_the_applications_own_structures(mini, engine):
+    """Issue 15 item 7, read from the running replicas and compared with the source files by their
+    own text (table names as the dumps spell them), not by sitectl's code."""
+    import re
+
+    dump = (SCHEMAS / "magento-2.4.8-install.sql").read_text()
+    dumped = set(re.findall(r"^CREATE TABLE `(\w+)`", dump, re.M))
+    dumped_triggers = set(re.findall(r"TRIGGER (\w+) (?:AFTER|BEFORE)", dump))
+    assert len(dumped) == 361 and len(dumped_triggers) == 66
+    for c in ("shopping", "shopping_admin"):
+        q = ["mysql", "-uroot", "-p1234567890", "-N", "-B", "magentodb", "-e"]
+        tables = {r[0] for r in _rows(engine, c, [*q, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'magentodb'"])}
+        assert tables == dumped, (c, sorted(tables ^ dumped)[:20])
+        triggers = {r[0] for r in _rows(engine, c, [*q, "SELECT trigger_name FROM information_schema.triggers WHERE trigger_schema = 'magentodb'"])}
+        assert triggers == dumped_triggers, c
+        fks = _rows(engine, c, [*q, "SELECT delete_rule, COUNT(*) FROM information_schema.referential_constraints "
+                                    "WHERE constraint_schema = 'magentodb' GROUP BY 1"])
+        assert sum(int(n) for _, n in fks) == 380 and dict(fks)["CASCADE"] == "350", (c, fks)
+        ids0 = _rows(engine, c, [*q, "SELECT (SELECT COUNT(*) FROM store WHERE store_id = 0), (SELECT COUNT(*) FROM "
+                                     "store_website WHERE website_id = 0), (SELECT COUNT(*) FROM customer_group WHERE customer_group_id = 0)"])
+        assert ids0 == [["1", "1", "1"]], c
+        # the seed's writes went through the indexer triggers and the changelogs were caught up
+        assert _rows(engine, c, [*q, "SELECT COUNT(*) FROM mview_state WHERE mode = 'enabled' AND version_id > 0"])[0][0] != "0"
+    # Postmill's migrations leave 30 tables (../shared/data/schemas/README.md); the file's version rows
+    versions = set(re.findall(r"^INSERT INTO doctrine_migration_versions VALUES \('DoctrineMigrations\\(Version\d+)'",
+                              (SCHEMAS / "postmill-migrations.sql").read_text(), re.M))
+    assert len(versions) == 112
+    pq = ["psql", "-U", "postgres", "-d", "postmill", "-Atc"]
+    assert _rows(engine, "forum", [*pq, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"]) == [["30"]]
+    have = {r[0].rsplit("\\", 1)[-1] for r in _rows(engine, "forum", [*pq, "SELECT version FROM doctrine_migration_versions"])}
+    assert have == versions
+    assert _rows(engine, "forum", [*pq, "SELECT count(*) FROM doctrine_migration_versions"]) == [["112"]]
+    assert {r[0] for r in _rows(engine, "forum", [*pq, "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"])} >= {
+        "submissions_search_update", "comments_search_update"}
+    gq = ["gitlab-psql", "-d", "gitlabhq_production", "-Atc"]
+    structure = (SCHEMAS / "gitlab-structure.sql").read_text()
+    gl_tables = set(re.findall(r"^CREATE TABLE (?:public\.)?(\w+) \(", structure, re.M))
+    have = {r[0] for r in _rows(engine, "gitlab", [*gq, "SELECT relname FROM pg_class WHERE relkind IN ('r', 'p') "
+                                                       "AND relnamespace = 'public'::regnamespace"])}
+    assert have == gl_tables, sorted(have ^ gl_tables)[:20]
+    parents = _rows(engine, "gitlab", [*gq, "SELECT count(*) FROM pg_partitioned_table"])
+    assert parents == [["13"]]
+    triggers = {r[0] for r in _rows(engine, "gitlab", [*gq, "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal AND tgrelid = 'projects'::regclass"])}
+    assert {"projects_loose_fk_trigger", "trigger_projects_parent_id_on_insert"} <= triggers
+    assert _rows(engine, "gitlab", [*gq, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'loose_foreign_keys_deleted_records'::regclass"]) == [["1"]]
+
+
 def test_up_again_is_idempotent(mini):
     code, data = cli_json("up")
     assert code == 0, data

@@ -257,11 +257,11 @@ def seed_full(cur, seed, ts, hashed_path, password_hash, base_time):
             closed = r.random() < 0.35
             tt = title(r.choice(ISSUE_T))
             C.add("issues", ("id", "iid", "project_id", "title", "description", "author_id", "milestone_id", "state_id",
-                             "due_date", "closed_at", "created_at", "updated_at"),
+                             "due_date", "closed_at", "created_at", "updated_at", "work_item_type_id"),
                   (iid_row, iid, pid, tt, f"### Summary\n\n{tt}.\n\n### Steps to reproduce\n\n1. Install {path}\n2. Run it\n",
                    r.choice(pool), r.choice(ms_ids) if ms_ids and r.random() < .3 else None, 2 if closed else 1,
                    (t0 + dt.timedelta(days=r.randint(7, 60))).date() if r.random() < .1 else None,
-                   t0 + dt.timedelta(days=r.randint(1, 40)) if closed else None, t0, t0 + dt.timedelta(days=r.randint(0, 40))))
+                   t0 + dt.timedelta(days=r.randint(1, 40)) if closed else None, t0, t0 + dt.timedelta(days=r.randint(0, 40)), 1))
             if r.random() < .4:
                 C.add("issue_assignees", ("user_id", "issue_id"), (r.choice(member_ids), iid_row))
             for lid, _ in r.sample(labels, r.choice([0, 0, 1, 1, 1, 2])):

@@ -1,6 +1,7 @@
 -- sitectl GitLab contract replica: the subset of GitLab CE's gitlabhq_production schema that
 -- the contract names (contract-postmill-gitlab-map.md §2.5). Table and column names follow
--- GitLab's; only the columns the replica reads or a tool may query are present.
+-- GitLab's; only the columns the replica reads or a tool may query are present, and those GitLab's
+-- own triggers on these tables read (seed/real_structure.py puts GitLab's structure around them).
 CREATE TABLE schema_migrations (version varchar PRIMARY KEY);
 CREATE TABLE application_settings (
   id bigserial PRIMARY KEY,
@@ -44,13 +45,14 @@ CREATE TABLE namespaces (
   id bigserial PRIMARY KEY, name varchar NOT NULL, path varchar NOT NULL, owner_id bigint,
   type varchar NOT NULL DEFAULT 'User', parent_id bigint, visibility_level integer NOT NULL DEFAULT 20,
   description varchar NOT NULL DEFAULT '', traversal_ids integer[] NOT NULL DEFAULT '{}',
+  description_html text, cached_markdown_version integer,
   created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL);
 CREATE TABLE projects (
   id bigserial PRIMARY KEY, name varchar, path varchar, description text, namespace_id bigint NOT NULL,
   creator_id bigint, visibility_level integer NOT NULL DEFAULT 0, archived boolean NOT NULL DEFAULT false,
   star_count integer NOT NULL DEFAULT 0, storage_version smallint DEFAULT 2,
   repository_storage varchar NOT NULL DEFAULT 'default', project_namespace_id bigint,
-  forked_from_project_id bigint,
+  forked_from_project_id bigint, description_html text, cached_markdown_version integer,
   created_at timestamptz, updated_at timestamptz, last_activity_at timestamptz, last_repository_updated_at timestamptz);
 CREATE TABLE project_statistics (id bigserial PRIMARY KEY, project_id bigint NOT NULL UNIQUE, namespace_id bigint NOT NULL,
   commit_count bigint NOT NULL DEFAULT 0, storage_size bigint NOT NULL DEFAULT 0, repository_size bigint NOT NULL DEFAULT 0,
@@ -82,7 +84,8 @@ CREATE TABLE issues (id bigserial PRIMARY KEY, iid integer, project_id bigint, t
   milestone_id bigint, state_id smallint NOT NULL DEFAULT 1, due_date date, confidential boolean NOT NULL DEFAULT false,
   closed_at timestamptz, closed_by_id bigint, issue_type smallint DEFAULT 0, work_item_type_id bigint,
   updated_by_id bigint, last_edited_at timestamptz,
-  created_at timestamptz, updated_at timestamptz, UNIQUE (project_id, iid));
+  created_at timestamptz, updated_at timestamptz, UNIQUE (project_id, iid),
+  CONSTRAINT check_2addf801cd CHECK (work_item_type_id IS NOT NULL));  -- GitLab's own check
 CREATE TABLE issue_assignees (user_id bigint NOT NULL, issue_id bigint NOT NULL, PRIMARY KEY (issue_id, user_id));
 CREATE TABLE merge_requests (id bigserial PRIMARY KEY, iid integer, target_project_id bigint NOT NULL,
   source_project_id bigint, source_branch varchar NOT NULL, target_branch varchar NOT NULL,
@@ -98,7 +101,8 @@ CREATE TABLE merge_request_reviewers (id bigserial PRIMARY KEY, user_id bigint N
   UNIQUE (merge_request_id, user_id));
 CREATE TABLE merge_request_metrics (id bigserial PRIMARY KEY, merge_request_id bigint NOT NULL UNIQUE,
   merged_by_id bigint, merged_at timestamptz, latest_closed_by_id bigint, latest_closed_at timestamptz,
-  target_project_id bigint, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL);
+  target_project_id bigint, latest_build_started_at timestamptz, latest_build_finished_at timestamptz,
+  pipeline_id bigint, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL);
 CREATE TABLE notes (id bigserial PRIMARY KEY, note text, note_html text, cached_markdown_version integer,
   noteable_type varchar, noteable_id bigint, author_id bigint, project_id bigint, system boolean NOT NULL DEFAULT false,
   discussion_id varchar, type varchar, commit_id varchar, line_code varchar,

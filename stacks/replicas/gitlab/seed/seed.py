@@ -2,7 +2,8 @@
 """Seed the GitLab contract replica's golden state at image build time.
 
 Deterministic from SEED and SCALE (random.Random(seed); fixed timestamps, never now()).
-Writes rows into PostgreSQL database gitlabhq_production (schema.sql) and creates real bare
+Writes rows into PostgreSQL database gitlabhq_production (GitLab's own structure around the
+replica's tables of schema.sql: real_structure.py) and creates real bare
 git repositories under /var/opt/gitlab/git-data/repositories/@hashed/... with git fast-import.
 SCALE=tiny: the rows of fixture.json (tasks' users, groups, projects, issues, MRs).
 SCALE=full: the same tiny rows (same ids, drawn first from the same RNG), then the generated bulk
@@ -132,7 +133,10 @@ def main():
     db_key = secrets["gitlab_rails"]["db_key_base"]
     con = psycopg2.connect(host="/var/opt/gitlab/postgresql", dbname="gitlabhq_production", user="gitlab")
     cur = con.cursor()
-    cur.execute(open(os.path.join(HERE, "schema.sql")).read())
+    import real_structure
+    attached, skipped = real_structure.load(cur, open(os.path.join(HERE, "schema.sql")).read(), BASE)
+    print(f"GitLab's structure around the replica's tables: {len(attached)} foreign keys and triggers put back; "
+          f"{len(skipped)} not fitting the replica's columns: " + "; ".join(f"{n} ({why})" for n, why in skipped))
     cur.execute("INSERT INTO schema_migrations VALUES ('20230518000000')")
     cur.execute("INSERT INTO application_settings (created_at, updated_at) VALUES (%s,%s)", (ts(-500), ts(-500)))
 
@@ -217,7 +221,7 @@ def main():
             closed = rnd.random() < 0.3
             title = ISSUE_TITLES[(n + k) % len(ISSUE_TITLES)]
             cur.execute("INSERT INTO issues (iid, project_id, title, description, author_id, state_id, closed_at,"
-                        " created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id",
+                        " created_at, updated_at, work_item_type_id) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,1) RETURNING id",
                         (iid, pid, title, f"Details about: {title.lower()}.", author, 2 if closed else 1,
                          when + dt.timedelta(days=3) if closed else None, when, when + dt.timedelta(days=3)))
             iid_row = cur.fetchone()[0]

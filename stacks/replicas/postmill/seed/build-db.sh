@@ -29,7 +29,14 @@ chpst -u postgres $PGBIN/pg_ctl -D "$DATA" -w -t 60 -l /tmp/pg-build.log ${BUILD
 psql -U postgres -d postgres -v ON_ERROR_STOP=1 -q \
      -c "CREATE ROLE postmill LOGIN PASSWORD 'postmill'" \
      -c "CREATE DATABASE postmill OWNER postmill ENCODING 'UTF8'"
-psql -U postmill -d postmill -v ON_ERROR_STOP=1 -q -f /opt/postmill-replica/seed/schema.sql
+# Postmill's own structure: every up() of its 112 Doctrine migrations in order (30 tables, 50
+# foreign keys, the search triggers, doctrine_migration_versions filled), put into the build
+# context from ../shared/data/schemas/ by sitectl (stacks/mini.yaml, images[].files); run as the
+# application's role, as Postmill's bin/console doctrine:migrations:migrate does.
+DUMP=/opt/postmill-replica/real/postmill-migrations.sql
+echo "65af2dd373226c0727b0578f464b137a71787a9b7cfae877c2f7b2c78c32c762  $DUMP" | sha256sum -c --quiet
+psql -U postmill -d postmill -v ON_ERROR_STOP=1 -q -f "$DUMP" >/dev/null
+rm -f "$DUMP"
 SEED="$1" SCALE="$2" python3 /opt/postmill-replica/seed/seed.py
 psql -U postmill -d postmill -q -c "VACUUM ANALYZE"
 if [ "$2" = full ]; then psql -U postgres -d postmill -q -c "CHECKPOINT" -c "CHECKPOINT"; fi

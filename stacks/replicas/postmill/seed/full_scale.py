@@ -189,7 +189,9 @@ def load(conn, seed, base, seconds_per_id, ranking):
         first_uid = max(tiny_users) + 1
         n_bulk_users = TOTAL_USERS - len(tiny_users)
         taken_names = set(tiny_users.values())
-        f = cp.open("users", ["id", "username", "normalized_username", "password", "created", "last_seen"])
+        # + the User entity's initial values (Postmill's table has no defaults for them; seed.USER_DEFAULTS)
+        f = cp.open("users", ["id", "username", "normalized_username", "password", "created", "last_seen",
+                              "locale", "timezone", "front_page", "front_page_sort_mode", "allow_private_messages"])
         created_lo, created_span = epoch0 - 1500 * 86400, 1490 * 86400
         content_span = ts_of(SUB_ID_MAX) - epoch0
         for k in range(n_bulk_users):
@@ -212,7 +214,8 @@ def load(conn, seed, base, seconds_per_id, ranking):
             taken_names.add(low)
             created = created_lo + created_span * k / n_bulk_users + rng.randint(0, 3600)
             seen = epoch0 + rng.random() * content_span if rng.random() < 0.7 else created
-            f.write(f"{first_uid + k}\t{name}\t{low}\t{hashes[k % 16]}\t{_fmt_ts(created)}\t{_fmt_ts(seen)}\n")
+            f.write(f"{first_uid + k}\t{name}\t{low}\t{hashes[k % 16]}\t{_fmt_ts(created)}\t{_fmt_ts(seen)}"
+                    "\ten\tUTC\tdefault\thot\tt\n")
         cp.load(cur, "users")
         bulk_uids = range(first_uid, first_uid + n_bulk_users)
         print(f"full: users {n_bulk_users} in {time.time() - t0:.1f}s", flush=True)
@@ -279,7 +282,7 @@ def load(conn, seed, base, seconds_per_id, ranking):
         mu_c = math.log(mean_c) - 0.5 * 1.1 ** 2
 
         fs = cp.open("submissions", ["id", "forum_id", "user_id", "title", "url", "body", "timestamp", "ranking",
-                                     "last_active", "comment_count", "net_score", "media_type"])
+                                     "last_active", "comment_count", "net_score", "media_type", "sticky", "user_flag"])
         fsv = cp.open("submission_votes", ["id", "user_id", "submission_id", "upvote", "timestamp"])
         comments = []   # (ts, sid, user, parent_index or -1, nwords, score)
         sv_id = 0
@@ -333,7 +336,7 @@ def load(conn, seed, base, seconds_per_id, ranking):
                 last = t
             fs.write(f"{sid}\t{fid}\t{author}\t{title}\t{url}\t{body}\t{_fmt_ts(ts)}\t"
                      f"{ranking(dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc), score)}\t{_fmt_ts(max(ts, last))}\t"
-                     f"{n}\t{score}\turl\n")
+                     f"{n}\t{score}\turl\tf\tnone\n")
         cp.load(cur, "submissions")
         print(f"full: submissions {n_bulk_subs} in {time.time() - t0:.1f}s", flush=True)
         cp.load(cur, "submission_votes")
@@ -350,7 +353,7 @@ def load(conn, seed, base, seconds_per_id, ranking):
         for rank, i in enumerate(order):
             cid_of[i] = ids[rank]
         fc = cp.open("comments", ["id", "submission_id", "user_id", "parent_id", "body", "timestamp", "net_score",
-                                  "search_doc"])
+                                  "search_doc", "user_flag"])
         fcv = cp.open("comment_votes", ["id", "user_id", "comment_id", "upvote", "timestamp"])
         cv_id = 0
         for i in order:
@@ -365,7 +368,7 @@ def load(conn, seed, base, seconds_per_id, ranking):
             doc = " ".join(f"'{lx}':{','.join(ps)}" for lx, ps in pos.items())
             body = " ".join(ws)
             fc.write(f"{cid}\t{sid}\t{user}\t{cid_of[parent] if parent >= 0 else chr(92) + 'N'}\t"
-                     f"{body[:1].upper() + body[1:]}\t{_fmt_ts(t)}\t{score}\t{doc}\n")
+                     f"{body[:1].upper() + body[1:]}\t{_fmt_ts(t)}\t{score}\t{doc}\tnone\n")
             if score > 0:
                 down = int(score * rng.random() * 0.2)
                 up = score + down

@@ -101,6 +101,14 @@ def words(rng, n):
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
+# The User entity's initial values (Postmill's src/Entity/User.php; its table has no defaults for
+# them): what a registration writes.
+USER_DEFAULTS = {"locale": "en", "timezone": "UTC", "front_page": "default", "front_page_sort_mode": "hot",
+                 "allow_private_messages": "true"}
+USER_DEFAULTS_COLS = ", ".join(USER_DEFAULTS)
+USER_DEFAULTS_SQL = ", ".join(v if v in ("true", "false") else "'%s'" % v for v in USER_DEFAULTS.values())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=int(os.environ.get("SEED", "0")))
@@ -115,9 +123,12 @@ def main():
     nextval = lambda seq: (cur.execute("SELECT nextval(%s)", (seq,)), cur.fetchone()[0])[1]
     uid5 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)
 
-    cur.execute("INSERT INTO migration_versions VALUES ('DoctrineMigrations\\Version20230121000000', %s)", (BASE,))
+    # Postmill's own structure (its 112 migrations, doctrine_migration_versions filled) is loaded
+    # by build-db.sh; the site row as Postmill's SiteRepository creates it (wiki defaults of
+    # Version20200423134549's columns).
     cur.execute("""INSERT INTO sites (id, site_name, registration_open, default_sort_mode,
-                   forum_create_role, image_upload_role) VALUES (%s,'Postmill',true,'hot','ROLE_USER','ROLE_WHITELISTED')""",
+                   forum_create_role, image_upload_role, wiki_edit_role, wiki_enabled)
+                   VALUES (%s,'Postmill',true,'hot','ROLE_USER','ROLE_WHITELISTED','ROLE_USER',true)""",
                 (str(uid5()),))
 
     # users --------------------------------------------------------------------------------
@@ -127,9 +138,9 @@ def main():
     def add_user(name, pw_hash, trusted=False, admin=False, created=None):
         i = nextval("users_id_seq")
         created = created or BASE - dt.timedelta(days=rng.randint(30, 900))
-        cur.execute("""INSERT INTO users (id, username, normalized_username, password, email, normalized_email,
-                       created, admin, trusted, last_seen, registration_ip)
-                       VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,NULL)""",
+        cur.execute(f"""INSERT INTO users (id, username, normalized_username, password, email, normalized_email,
+                       created, admin, trusted, last_seen, registration_ip, {USER_DEFAULTS_COLS})
+                       VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,NULL, {USER_DEFAULTS_SQL})""",
                     (i, name, name.lower(), pw_hash, None, None, created, admin, trusted, created))
         users[name] = i
         return i
@@ -227,7 +238,8 @@ def main():
         if x["image"]:
             image_id = str(uid5())
             data = png_bytes((rng.randint(0, 255), rng.randint(0, 255), rng.randint(0, 255)))
-            cur.execute("INSERT INTO images VALUES (%s,%s,8,8,%s)", (image_id, x["image"], x["image"][:64]))
+            cur.execute("INSERT INTO images (id, file_name, width, height, sha256) VALUES (%s,%s,8,8,decode(%s, 'hex'))",
+                        (image_id, x["image"], x["image"][:64]))
             os.makedirs(f"{PUBLIC}/submission_images", exist_ok=True)
             with open(f"{PUBLIC}/submission_images/{x['image']}", "wb") as f:
                 f.write(data)
@@ -238,8 +250,8 @@ def main():
         elif plan:
             last = ts + dt.timedelta(minutes=10 * len(plan))
         cur.execute("""INSERT INTO submissions (id, forum_id, user_id, title, url, body, timestamp, ip, ranking,
-                       last_active, comment_count, net_score, media_type, image_id)
-                       VALUES (%s,%s,%s,%s,%s,%s,%s,NULL,%s,%s,%s,%s,%s,%s)""",
+                       last_active, comment_count, net_score, media_type, image_id, sticky, user_flag)
+                       VALUES (%s,%s,%s,%s,%s,%s,%s,NULL,%s,%s,%s,%s,%s,%s,false,'none')""",
                     (x["id"], forums[x["forum"]], users[x["user"]], x["title"], x["url"], x["body"] or None,
                      ts, ranking(ts, x["score"]), last, len(plan), x["score"],
                      "image" if image_id else "url", image_id))

@@ -152,8 +152,10 @@ def create_project(user, name, path=None, namespace_id=None, visibility=0, descr
 # ------------------------------------------------------------------ issues, merge requests, labels, notes
 def create_issue(p, author, title, description="", assignee_ids=(), due_date=None, labels=(), milestone_id=None, confidential=False):
     iid = core.next_iid(p["id"], 0)
-    i = x("""INSERT INTO issues (iid, project_id, title, description, author_id, due_date, milestone_id, confidential, created_at, updated_at)
-             VALUES (%s,%s,%s,%s,%s,%s,%s,%s,now(),now()) RETURNING *""",
+    # work item type 1: GitLab's base type "Issue" (seed/real_structure.py)
+    i = x("""INSERT INTO issues (iid, project_id, title, description, author_id, due_date, milestone_id, confidential, created_at, updated_at,
+                                 work_item_type_id)
+             VALUES (%s,%s,%s,%s,%s,%s,%s,%s,now(),now(),1) RETURNING *""",
           (iid, p["id"], title, description or "", author["id"], due_date or None, milestone_id, confidential))
     for a in assignee_ids:
         x("INSERT INTO issue_assignees VALUES (%s,%s) ON CONFLICT DO NOTHING", (a, i["id"]))

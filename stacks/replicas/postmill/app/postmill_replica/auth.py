@@ -157,8 +157,10 @@ def registration():
             csrf_consume("user")
             uid = nextval("users_id_seq")
             h = bcrypt.hashpw(p1.encode(), bcrypt.gensalt(13)).decode()
+            # the User entity's initial values (Postmill's table has no defaults for them)
             q("""INSERT INTO users (id, username, normalized_username, password, email, normalized_email, created,
-                 last_seen, registration_ip) VALUES (%s,%s,%s,%s,%s,%s,now(),now(),%s)""",
+                 last_seen, registration_ip, locale, timezone, front_page, front_page_sort_mode, allow_private_messages)
+                 VALUES (%s,%s,%s,%s,%s,%s,now(),now(),%s,'en','UTC','default','hot',true)""",
               (uid, data["username"], data["username"].lower(), "$2y$" + h[4:], data["email"] or None,
                data["email"].lower() or None, ip))
             sess_migrate()

@@ -189,7 +189,7 @@ def submit(forum_name=None):
             flag = data["userFlag"] if data["userFlag"] in ("moderator", "admin") and can_moderate(f) else "none"
             now = q("SELECT now() AS t", one=True)["t"]
             q("""INSERT INTO submissions (id, forum_id, user_id, title, url, body, timestamp, ip, ranking, last_active,
-                 comment_count, net_score, media_type, user_flag) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,1,'url',%s)""",
+                 comment_count, net_score, media_type, user_flag, sticky) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,1,'url',%s,false)""",
               (sid, f["id"], g.user["id"], data["title"], data["url"] or None, data["body"] or None, now, ip,
                int(now.timestamp()) + 18, now, flag))
             q("""INSERT INTO submission_votes (id, user_id, submission_id, upvote, timestamp, ip)
