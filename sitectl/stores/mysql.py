@@ -125,7 +125,11 @@ class MysqlStore(Store):
     def _state_sql(self, prefix: str = "") -> str:
         """One statement listing, per live table, tagged rows: ``T`` auto_increment, ``I`` InnoDB
         table id, ``C`` column definitions hash, ``X`` index definitions hash (each tag
-        preceded by ``prefix``)."""
+        preceded by ``prefix``).
+
+        The referential constraints are read once into a derived table (its LIMIT keeps MariaDB
+        from merging it into a nested loop over ``information_schema``: 18 ms instead of 85 ms
+        for Magento's 380 foreign keys)."""
         db = m_value(self.db)
         p = prefix
         return f"""
@@ -146,7 +150,10 @@ class MysqlStore(Store):
             SELECT '{p}F', k.table_name, MD5(GROUP_CONCAT(CONCAT_WS(',', k.constraint_name, k.ordinal_position, k.column_name,
                 k.referenced_table_schema, k.referenced_table_name, k.referenced_column_name, r.update_rule, r.delete_rule)
                 ORDER BY k.constraint_name, k.ordinal_position SEPARATOR ';'))
-              FROM information_schema.key_column_usage k JOIN information_schema.referential_constraints r
+              FROM information_schema.key_column_usage k JOIN (
+                SELECT constraint_schema, constraint_name, table_name, update_rule, delete_rule
+                  FROM information_schema.referential_constraints WHERE constraint_schema = {db}
+                  LIMIT 18446744073709551615) r
                 ON r.constraint_schema = k.constraint_schema AND r.constraint_name = k.constraint_name
                 AND r.table_name = k.table_name
               WHERE k.table_schema = {db} AND k.referenced_table_name IS NOT NULL GROUP BY k.table_name

@@ -59,10 +59,16 @@ def main() -> int:
         session.query(sql, f"mutate ({group})")
         found = store.changes(NAME)
         store.restore(NAME, found)
-        left = store.changes(NAME).items
+        # What the application's own triggers wrote while the rows went back (Magento's indexer
+        # changelogs) stays logged: the next round restores it, as SiteStores.restore does.
+        rounds, later = 1, store.changes(NAME)
+        while later.items and rounds < 3:
+            store.restore(NAME, later)
+            rounds, later = rounds + 1, store.changes(NAME)
+        left = later.items
         live = store.fingerprint(None)
         out["groups"].append({"group": group, "changed": found.items, "full": bool(found.detail.get("full")),
-                              "left": left, "equal": live == entry["fingerprint"],
+                              "rounds": rounds, "left": left, "equal": live == entry["fingerprint"],
                               "differs": sorted(k for k in set(live) | set(entry["fingerprint"])
                                                 if live.get(k) != entry["fingerprint"].get(k))[:10]})
     with tempfile.TemporaryDirectory() as stage:

@@ -77,10 +77,17 @@ def test_sql_store_over_the_network_from_a_sidecar(mini, engine, kind):
         assert password not in out  # the password never shows in what the sidecar prints
         assert res["unchanged_items"] == []
         rows, ddl = res["groups"]
-        # Row changes: detected exactly and restored as a delta.
-        assert len(rows["changed"]) == 3 and not rows["full"], rows
+        # Row changes: detected exactly and restored as a delta. On Magento's structure the
+        # product update also goes through its indexer triggers into their changelogs.
+        mutated = [c for c in rows["changed"] if "_cl (" not in c]
+        assert len(mutated) == 3 and not rows["full"], rows
+        if kind == "mysql":
+            assert {c.split(" ")[1] for c in rows["changed"] if "_cl (" in c} == {
+                "catalog_product_price_cl", "catalogrule_product_cl", "catalogsearch_fulltext_cl"}, rows
         # TRUNCATE, ALTER, CREATE TABLE and a counter: all detected.
         assert len(ddl["changed"]) == 4, ddl
+        # One round, or two where the application's triggers wrote while the rows went back.
+        assert rows["rounds"] == (2 if kind == "mysql" else 1) and ddl["rounds"] == 1, res["groups"]
         for g in (rows, ddl):
             assert g["left"] == [] and g["equal"], g
         assert res["exists_after_drop"] is False and res["imported_equal"] is True
