@@ -94,8 +94,8 @@ def _outside_files(target: Target, b) -> dict[str, Path]:
         path = (base / rel).resolve()
         if not path.is_file():
             raise StackError(f"{target.stack.path}: image {b.tag}: files[{name!r}] = {rel!r} is not a file "
-                             f"({path}); the mini replicas carry the real applications' schemas, read from "
-                             "../shared/data/schemas/ beside the checkout (docs/contracts.md, 'Real structure')")
+                             f"({path}); docs/stack-files.md ('files'; the mini replicas read the applications' "
+                             "schemas from ../shared/data/schemas/ beside the checkout: docs/contracts.md, 'Real structure')")
         out[name] = path
     return out
 
@@ -113,6 +113,12 @@ def _build(target: Target, engine: Engine, b, tag: str, args: dict[str, str], la
         shutil.copytree(context, staged, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
         for name, path in extra.items():
             dest = staged / name
+            # The name must land in the copy as a new file: not through a link of the context,
+            # not over one of its files or folders.
+            if any(p.is_symlink() for p in [dest, *dest.parents] if p != staged and staged in p.parents) \
+                    or dest.exists():
+                raise StackError(f"{target.stack.path}: image {b.tag}: files[{name!r}] would replace or write through "
+                                 f"{dest.relative_to(staged)} of the context {context}; name a new path")
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, dest)
         try:
@@ -123,12 +129,20 @@ def _build(target: Target, engine: Engine, b, tag: str, args: dict[str, str], la
 
 
 def _current(target: Target, engine: Engine, tag: str, memo: dict) -> bool:
-    """True when ``tag`` exists and, if the stack builds it, was built from today's sources."""
+    """True when ``tag`` exists and, if the stack builds it, was built from today's sources.
+
+    An image whose ``files`` are not here (a machine without ``../shared/data/schemas/``) is
+    used as it is: its sources cannot be compared, and it is the only copy there is.
+    """
     if not engine.image_exists(tag):
         return False
-    if target.image_build(tag) is None:
+    b = target.image_build(tag)
+    if b is None:
         return True
-    return engine.image_label(tag, SOURCE_LABEL) == source_hash(target, tag, memo)
+    try:
+        return engine.image_label(tag, SOURCE_LABEL) == source_hash(target, tag, memo)
+    except StackError:
+        return True
 
 
 def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: Reporter = QUIET,
@@ -144,6 +158,8 @@ def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: R
     Raises:
         ImageMissing: an image is absent and the stack cannot build it (it names the
             archive to load with ``sitectl images load DIR``), or ``build`` is False.
+        StackError: an image to build names a ``files`` entry that is missing, or one that
+            would replace or write through a file or link of its context.
         EngineError: a build failed (with its last output).
     """
     st = target.stack

@@ -64,8 +64,12 @@ def test_outside_file_is_built_in_rebuilt_when_it_changes_and_missing_one_stops_
         assert _cat("/real/schema.sql") == "-- second\n"
         assert docker.image.inspect(TAG).config.labels["sitectl.source"] != label
 
-        outside.unlink()                                    # missing: one error naming field, file and image
+        outside.unlink()
         image_id = docker.image.inspect(TAG).id
+        # Without the outside file the image there is used as it is (its sources cannot be compared) ...
+        rc, out = cli("build", "--stack", p)
+        assert rc == 0 and "built " + TAG not in out, out
+        # ... and building it again is one error naming field, file and image
         rc, out = cli("build", "--stack", p, "--force")
         assert rc != 0
         assert "files['real/schema.sql']" in out and "elsewhere/schema.sql" in out and TAG in out and p in out, out
@@ -83,3 +87,26 @@ def test_mini_stack_names_the_real_schemas_it_builds_on():
         assert list(files[tag].values()) == ["../../shared/data/schemas/magento-2.4.8-install.sql"]
     assert list(files["sitectl/mini-postmill"].values()) == ["../../shared/data/schemas/postmill-migrations.sql"]
     assert list(files["sitectl/mini-gitlab"].values()) == ["../../shared/data/schemas/gitlab-structure.sql"]
+
+
+@pytest.mark.parametrize("plant", ["link", "file", "folder"])
+def test_a_files_name_never_writes_through_a_link_or_over_the_context(tmp_path, engine, plant):
+    outside = tmp_path / "elsewhere" / "schema.sql"
+    outside.parent.mkdir()
+    outside.write_text("-- outside\n")
+    p = _stack(tmp_path, "{real/schema.sql: elsewhere/schema.sql}")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    ctx = tmp_path / "ctx"
+    if plant == "link":      # the context's real/ is a link to a folder elsewhere
+        (ctx / "real").symlink_to(victim, target_is_directory=True)
+    elif plant == "file":    # the context already has real/schema.sql
+        (ctx / "real").mkdir()
+        (ctx / "real" / "schema.sql").write_text("-- the context's own\n")
+    else:                    # a folder of that name
+        (ctx / "real" / "schema.sql").mkdir(parents=True)
+    rc, out = cli("build", "--stack", p, "--force")
+    assert rc != 0 and "files['real/schema.sql'] would replace or write through" in out and "Traceback" not in out, out
+    assert list(victim.iterdir()) == []
+    if plant == "file":
+        assert (ctx / "real" / "schema.sql").read_text() == "-- the context's own\n"

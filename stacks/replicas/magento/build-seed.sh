@@ -30,11 +30,10 @@ SQL
 # Magento 2.4.8's own structure: its install dump (361 tables, 380 foreign keys, 66 indexer
 # triggers, install rows with id 0), put into the build context from ../shared/data/schemas/ by
 # sitectl (stacks/mini.yaml, images[].files). Its triggers' definer is the dump's `magento`;
-# the Magento user of WebArena's images is magentouser.
+# here the account Magento (the replica's app and bin/magento) connects as, magentouser@localhost.
 DUMP=/opt/magento-replica/real/magento-2.4.8-install.sql
 echo "5129b2405307da48c824afcfba963375b7249e2352365318a6c2b01111f220e2  $DUMP" | sha256sum -c --quiet
-sed 's/DEFINER=`magento`@`%`/DEFINER=`magentouser`@`%`/' "$DUMP" | mariadb --socket=/run/mysqld/mysqld.sock magentodb
-rm -f "$DUMP"
+sed 's/DEFINER=`magento`@`%`/DEFINER=`magentouser`@`localhost`/' "$DUMP" | mariadb --socket=/run/mysqld/mysqld.sock magentodb
 T0=$(date +%s)
 cd /opt/magento-replica && python3 seed.py replica-indexes.sql fixtures.json
 echo "seed step: $(( $(date +%s) - T0 ))s (SCALE=${SCALE:-tiny})"

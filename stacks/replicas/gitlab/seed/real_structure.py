@@ -7,9 +7,10 @@ views), put into the build context from ``../shared/data/schemas/gitlab-structur
 sitectl (stacks/mini.yaml, images[].files). Steps, in one transaction of the seed:
 
 1. load the structure as it is;
-2. note every foreign key of another table that references one of the replica's tables, every
-   foreign key of a replica table to another table, and every trigger on a replica table, as
-   PostgreSQL prints them (``pg_get_constraintdef``, ``pg_get_triggerdef``);
+2. note every foreign key from or to one of the replica's tables (between two of them too) and
+   every trigger on a replica table, as PostgreSQL prints them (``pg_get_constraintdef``,
+   ``pg_get_triggerdef``); a trigger of another table whose function updates a replica table
+   must find the columns it sets there, or the build stops;
 3. drop GitLab's definitions of the replica's tables and create the replica's;
 4. put back each noted foreign key and trigger whose columns the replica's table has (a foreign
    key each in a savepoint; a trigger when neither it nor its function names a column the
@@ -21,11 +22,13 @@ sitectl (stacks/mini.yaml, images[].files). Steps, in one transaction of the see
    from MINVALUE, the base month and the next one.
 """
 import datetime as dt
+import hashlib
 import os
 import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STRUCTURE = os.path.join(HERE, "..", "real", "gitlab-structure.sql")
+STRUCTURE_SHA256 = "7bdbbf38332d596678ec566644372683716bcef530590c099c0e09d42ee31ca9"
 
 
 #: GitLab's base work item types as its installer creates them (base_type, name, icon).
@@ -51,7 +54,10 @@ def load(cur, schema_sql, base):
     """Steps 1-5 above on cursor ``cur`` (as the database's owner). Returns (attached, skipped):
     the names of the noted foreign keys and triggers put back, and of those that did not fit, each
     with PostgreSQL's reason."""
-    cur.execute(open(STRUCTURE).read())
+    text = open(STRUCTURE, "rb").read()
+    if hashlib.sha256(text).hexdigest() != STRUCTURE_SHA256:
+        raise SystemExit(f"{STRUCTURE}: not the structure.sql of ../shared/data/schemas/README.md (SHA-256 differs)")
+    cur.execute(text.decode())
     cur.execute("SET search_path TO public")
     mine = replica_tables(schema_sql)
     cur.execute("""SELECT format('ALTER TABLE %%s ADD CONSTRAINT %%I %%s', conrelid::regclass, conname,
@@ -59,14 +65,19 @@ def load(cur, schema_sql, base):
                    FROM pg_constraint
                    WHERE contype = 'f' AND conparentid = 0
                      AND (confrelid::regclass::text = ANY(%s) OR conrelid::regclass::text = ANY(%s))
-                     AND NOT (confrelid::regclass::text = ANY(%s) AND conrelid::regclass::text = ANY(%s))
-                   ORDER BY conrelid::regclass::text, conname""", (mine, mine, mine, mine))
+                   ORDER BY conrelid::regclass::text, conname""", (mine, mine))
     noted = cur.fetchall()
     cur.execute("""SELECT pg_get_triggerdef(t.oid), t.tgname, t.tgrelid::regclass::text, pg_get_functiondef(t.tgfoid)
                    FROM pg_trigger t
                    WHERE NOT t.tgisinternal AND t.tgparentid = 0 AND t.tgrelid::regclass::text = ANY(%s)
                    ORDER BY t.tgrelid::regclass::text, t.tgname""", (mine,))
     triggers = cur.fetchall()
+    # Triggers of other tables whose functions write a replica table (GitLab's integrations set
+    # projects.has_external_*): the columns they set, checked after the replica's tables exist.
+    cur.execute("""SELECT t.tgname, pg_get_functiondef(t.tgfoid) FROM pg_trigger t
+                   WHERE NOT t.tgisinternal AND t.tgparentid = 0 AND NOT (t.tgrelid::regclass::text = ANY(%s))""", (mine,))
+    writers = [(n, f) for n, f in cur.fetchall() if re.search(r"\b(?:UPDATE|INSERT INTO|DELETE FROM)\s+(?:public\.)?(%s)\b"
+                                                          % "|".join(mine), f, re.I)]
     cur.execute("DROP TABLE " + ", ".join(mine) + " CASCADE")
     cur.execute(schema_sql)
     attached, skipped = [], []
@@ -82,6 +93,15 @@ def load(cur, schema_sql, base):
             skipped.append((name, f"{table} has no {', '.join(lacking)}"))
         else:
             noted.append((ddl, name))
+    for name, func in writers:
+        for table, cols in re.findall(r"UPDATE\s+(?:public\.)?(\w+)\s+SET\s+(.*?)\bWHERE\b", func, re.I | re.S):
+            if table in mine:
+                cur.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = %s",
+                            (table,))
+                have = {r[0] for r in cur.fetchall()}
+                lacking = sorted({c.lower() for c in re.findall(r"(\w+)\s*=", cols)} - have)
+                if lacking:
+                    raise SystemExit(f"trigger {name} sets {table}.{', '.join(lacking)}, which the replica's table lacks")
     for ddl, name in noted:
         cur.execute("SAVEPOINT put_back")
         try:
@@ -111,4 +131,6 @@ def load(cur, schema_sql, base):
             cur.execute(f"CREATE TABLE {part}_000000 PARTITION OF {table} FOR VALUES FROM (MINVALUE) TO ('{first}')")
             for lo, hi in zip([first, *rest], rest):
                 cur.execute(f"CREATE TABLE {part}_{lo:%Y%m} PARTITION OF {table} FOR VALUES FROM ('{lo}') TO ('{hi}')")
+        else:
+            raise SystemExit(f"{table}: partitioned by {key} with no partition; GitLab's manager makes none of those")
     return attached, skipped

@@ -53,6 +53,7 @@ CREATE TABLE projects (
   star_count integer NOT NULL DEFAULT 0, storage_version smallint DEFAULT 2,
   repository_storage varchar NOT NULL DEFAULT 'default', project_namespace_id bigint,
   forked_from_project_id bigint, description_html text, cached_markdown_version integer,
+  has_external_issue_tracker boolean, has_external_wiki boolean,
   created_at timestamptz, updated_at timestamptz, last_activity_at timestamptz, last_repository_updated_at timestamptz);
 CREATE TABLE project_statistics (id bigserial PRIMARY KEY, project_id bigint NOT NULL UNIQUE, namespace_id bigint NOT NULL,
   commit_count bigint NOT NULL DEFAULT 0, storage_size bigint NOT NULL DEFAULT 0, repository_size bigint NOT NULL DEFAULT 0,

@@ -12,7 +12,7 @@ Implements the commands WebArena/VWA setup runs (contract-magento.md §5):
   cron:run   (what Magento's crontab runs each minute; the replica's cron service runs it)
   --version
 """
-import glob, os, shutil, sys, time
+import glob, json, os, re, shutil, sys, time
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -24,15 +24,10 @@ TITLES = {"design_config_grid": "Design Config Grid", "customer_grid": "Customer
           "cataloginventory_stock": "Stock", "inventory": "Inventory", "catalogrule_product": "Catalog Product Rule",
           "catalog_product_price": "Product Price", "catalogsearch_fulltext": "Catalog Search"}
 VIEW = {"customer_grid": "customer_dummy", "design_config_grid": "design_config_dummy"}
-# view id -> [(table, column)] subscriptions (subset of the modules' etc/mview.xml)
-SUBS = {"catalog_product_price": [("catalog_product_entity", "entity_id"), ("catalog_product_entity_decimal", "entity_id"), ("catalog_product_entity_int", "entity_id")],
-        "cataloginventory_stock": [("cataloginventory_stock_item", "product_id")],
-        "inventory": [("cataloginventory_stock_item", "product_id")],
-        "catalogsearch_fulltext": [("catalog_product_entity", "entity_id"), ("catalog_product_entity_varchar", "entity_id"), ("catalog_product_entity_text", "entity_id"),
-                                   ("catalog_product_entity_decimal", "entity_id"), ("catalog_product_entity_int", "entity_id")],
-        "catalog_product_attribute": [("catalog_product_entity_varchar", "entity_id"), ("catalog_product_entity_int", "entity_id"), ("catalog_product_entity_decimal", "entity_id")],
-        "catalog_product_category": [("catalog_category_product", "product_id")], "catalog_category_product": [("catalog_category_product", "category_id")],
-        "catalogrule_product": [("catalog_product_entity", "entity_id")], "catalogrule_rule": []}
+#: Magento's own indexer triggers as the install dump created them (saved by seed.py from
+#: information_schema before the replica's seed): name -> {table, event, timing, statement}.
+#: Each line of a statement's body writes one view's changelog (`<view>_cl`).
+TRIGGERS_FILE = "/opt/magento-replica/mview-triggers.json"
 
 
 def opts(args):
@@ -84,19 +79,24 @@ def store_config_set(conn, o):
 
 
 def triggers(conn):
-    sched = [r["view_id"] for r in mage.q(conn, "SELECT view_id FROM mview_state WHERE mode='enabled'")]
-    tables = {}
-    for v in sched:
-        for t, col in SUBS.get(v, []):
-            tables.setdefault(t, []).append((v, col))
-    for t in {t for subs in SUBS.values() for t, _ in subs}:
-        for ev in ("insert", "update", "delete"):
-            mage.ex(conn, "DROP TRIGGER IF EXISTS trg_%s_after_%s" % (t, ev))
-            if t not in tables:
-                continue
-            ref = "OLD" if ev == "delete" else "NEW"
-            body = " ".join("INSERT IGNORE INTO `%s_cl` (`entity_id`) VALUES (%s.`%s`);" % (v, ref, col) for v, col in tables[t])
-            mage.ex(conn, "CREATE TRIGGER trg_%s_after_%s AFTER %s ON %s FOR EACH ROW BEGIN %s END" % (t, ev, ev.upper(), t, body))
+    """Magento's Mview subscriptions for the views on "Update by Schedule": each of the install's
+    triggers with only the lines of enabled views (its exact text when all are), dropped when
+    none is (Magento\\Framework\\Mview\\View\\Subscription does the same from mview.xml)."""
+    sched = {r["view_id"] for r in mage.q(conn, "SELECT view_id FROM mview_state WHERE mode='enabled'")}
+    for name, t in sorted(json.load(open(TRIGGERS_FILE)).items()):
+        lines = t["statement"].splitlines()
+        body = [ln for ln in lines[1:-1] if _view_of(ln) in sched]
+        mage.ex(conn, "DROP TRIGGER IF EXISTS `%s`" % name)
+        if not body:
+            continue
+        text = t["statement"] if len(body) == len(lines) - 2 else "\n".join([lines[0], *body, lines[-1]])
+        mage.ex(conn, "CREATE TRIGGER `%s` %s %s ON `%s` FOR EACH ROW %s" % (name, t["timing"], t["event"], t["table"], text))
+
+
+def _view_of(line):
+    """The view whose changelog a trigger line writes (``INSERT IGNORE INTO `<view>_cl` ...``)."""
+    m = re.search(r"INSERT IGNORE INTO `(\w+)_cl`", line)
+    return m.group(1) if m else None
 
 
 def set_mode(conn, mode, names):
@@ -111,8 +111,12 @@ def set_mode(conn, mode, names):
         was = "Update by Schedule" if old and old["mode"] == "enabled" else "Update on Save"
         if mode == "schedule":
             mage.ex(conn, "CREATE TABLE IF NOT EXISTS `%s_cl` (version_id INT UNSIGNED AUTO_INCREMENT PRIMARY KEY, entity_id INT UNSIGNED NOT NULL DEFAULT 0)" % view)
-            mage.ex(conn, "INSERT INTO mview_state (view_id, mode, status, updated, version_id) VALUES (%s,'enabled','idle',%s,0) "
-                          "ON DUPLICATE KEY UPDATE mode='enabled'", (view, datetime.utcnow().strftime("%Y-%m-%d %H:%M:%S")))
+            # mview_state.view_id has an index, not a unique key, in Magento's table
+            if old:
+                mage.ex(conn, "UPDATE mview_state SET mode='enabled' WHERE view_id=%s", (view,))
+            else:
+                mage.ex(conn, "INSERT INTO mview_state (view_id, mode, status, updated, version_id) VALUES (%s,'enabled','idle',%s,0)",
+                        (view, datetime.utcnow().strftime("%Y-%m-%d %H:%M:%S")))
             now = "Update by Schedule"
         else:
             mage.ex(conn, "UPDATE mview_state SET mode='disabled' WHERE view_id=%s", (view,))

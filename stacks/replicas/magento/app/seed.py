@@ -66,11 +66,30 @@ def catch_up_changelogs(conn):
         if last is not None:
             ex(conn, "UPDATE mview_state SET version_id=%s, updated=%s WHERE view_id=%s", (last, ts(0, False), row["view_id"]))
             ex(conn, "DELETE FROM `%s` WHERE version_id <= %%s" % cl, (last,))
+            if SCALE == "full":   # the bulk load's changelog rows leave no space behind in the image
+                ex(conn, "ALTER TABLE `%s` ENGINE=InnoDB" % cl)
+
+
+def save_install_triggers(conn, path):
+    """Magento's indexer triggers as the install dump left them, for ``bin/magento
+    indexer:set-mode`` (magento_cli.TRIGGERS_FILE): it re-creates them from these."""
+    rows = mage.q(conn, "SELECT trigger_name, event_object_table, event_manipulation, action_timing, action_statement "
+                        "FROM information_schema.triggers WHERE trigger_schema = DATABASE()")
+    out = {}
+    for r in rows:
+        lines = r["action_statement"].splitlines()
+        if lines[0] != "BEGIN" or lines[-1] != "END" or not all("_cl`" in ln for ln in lines[1:-1]):
+            raise SystemExit("trigger %s is not one of Magento's Mview subscriptions" % r["trigger_name"])
+        out[r["trigger_name"]] = {"table": r["event_object_table"], "event": r["event_manipulation"],
+                                  "timing": r["action_timing"], "statement": r["action_statement"]}
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
 
 
 def main():
     additions, fixtures = sys.argv[1], json.load(open(sys.argv[2]))
     conn = mage.connect()
+    save_install_triggers(conn, "/opt/magento-replica/mview-triggers.json")
     for stmt in CLEAR_DUMP_CONTENT:
         ex(conn, stmt)
     sql = "\n".join(line for line in open(additions).read().splitlines() if not line.startswith("--"))
@@ -124,8 +143,12 @@ def main():
     for i, idx in enumerate(["design_config_grid", "customer_grid", "catalog_category_product", "catalog_product_category", "catalogrule_rule",
                              "catalog_product_attribute", "cataloginventory_stock", "inventory", "catalogrule_product", "catalog_product_price",
                              "catalogsearch_fulltext"], 1):
-        ex(conn, "INSERT INTO indexer_state (indexer_id, status, updated, hash_config) VALUES (%s,'valid',%s,%s) "
-                 "ON DUPLICATE KEY UPDATE status='valid', updated=VALUES(updated)", (idx, ts(0, False), "%032x" % R.getrandbits(128)))
+        h = "%032x" % R.getrandbits(128)
+        # indexer_id has an index, not a unique key, in Magento's table: update the install's row
+        if mage.q1(conn, "SELECT 1 FROM indexer_state WHERE indexer_id=%s", (idx,)):
+            ex(conn, "UPDATE indexer_state SET status='valid', updated=%s WHERE indexer_id=%s", (ts(0, False), idx))
+        else:
+            ex(conn, "INSERT INTO indexer_state (indexer_id, status, updated, hash_config) VALUES (%s,'valid',%s,%s)", (idx, ts(0, False), h))
     ex(conn, "INSERT INTO catalog_category_entity (entity_id, attribute_set_id, parent_id, path, level, position, children_count) VALUES (1,3,0,'1',0,0,1),(2,3,1,'1/2',1,1,0)")
     ex(conn, "INSERT INTO catalog_category_entity_varchar (attribute_id, store_id, entity_id, value) VALUES (45,0,1,'Root Catalog'),(45,0,2,'Default Category')")
     (seed_shopping if STORE == "shopping" else seed_admin)(conn, fixtures)

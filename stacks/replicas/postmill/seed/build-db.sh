@@ -36,7 +36,6 @@ psql -U postgres -d postgres -v ON_ERROR_STOP=1 -q \
 DUMP=/opt/postmill-replica/real/postmill-migrations.sql
 echo "65af2dd373226c0727b0578f464b137a71787a9b7cfae877c2f7b2c78c32c762  $DUMP" | sha256sum -c --quiet
 psql -U postmill -d postmill -v ON_ERROR_STOP=1 -q -f "$DUMP" >/dev/null
-rm -f "$DUMP"
 SEED="$1" SCALE="$2" python3 /opt/postmill-replica/seed/seed.py
 psql -U postmill -d postmill -q -c "VACUUM ANALYZE"
 if [ "$2" = full ]; then psql -U postgres -d postmill -q -c "CHECKPOINT" -c "CHECKPOINT"; fi

@@ -1,4 +1,4 @@
--- SCALE=full only (tiny keeps the indexes of Postmill's own migrations): the listing, user-page and rate-limit queries of
+-- SCALE=full only, beside the indexes of Postmill's own migrations (tiny keeps only those): the listing, user-page and rate-limit queries of
 -- app/postmill_replica/ served by index scans at ~127k submissions / ~1M comments / ~660k users.
 -- Listings: ORDER BY sticky DESC, ranking DESC, id DESC ("hot"), id DESC ("new"), last_active ("active"),
 -- net_score ("top"/"controversial"), comment_count ("most_commented"); globally and per forum.
@@ -16,11 +16,8 @@ CREATE INDEX submissions_user_new_idx ON submissions (user_id, id);
 CREATE INDEX comments_user_new_idx ON comments (user_id, id);
 -- submission page: WHERE submission_id ORDER BY timestamp, id
 CREATE INDEX comments_submission_ts_idx ON comments (submission_id, timestamp, id);
-CREATE INDEX comments_parent_id_idx ON comments (parent_id);
 -- content / registration rate limits: timestamp >= now() - interval (Postmill's migrations have
 -- submissions_timestamp_idx and comments_timestamp_idx)
 CREATE INDEX users_created_idx ON users (created);
 -- front page of a logged-in user: forum_subscriptions WHERE user_id
 CREATE INDEX forum_subscriptions_user_idx ON forum_subscriptions (user_id);
-CREATE INDEX submission_votes_user_idx ON submission_votes (user_id);
-CREATE INDEX comment_votes_user_idx ON comment_votes (user_id);
