@@ -59,11 +59,10 @@ def test_replica_databases_are_the_applications_own_structures(mini, engine):
         q = ["mysql", "-uroot", "-p1234567890", "-N", "-B", "magentodb", "-e"]
         tables = {r[0] for r in _rows(engine, c, [*q, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'magentodb'"])}
         assert tables == dumped, (c, sorted(tables ^ dumped)[:20])
-        rc, out = engine.exec(c, [*q, "SELECT trigger_name, TO_BASE64(action_statement) FROM information_schema.triggers "
+        rc, out = engine.exec(c, [*q, "SELECT trigger_name, HEX(action_statement) FROM information_schema.triggers "
                                       "WHERE trigger_schema = 'magentodb' AND trigger_name NOT LIKE 'sitectl\\_%'"])
         assert rc == 0, out
-        import base64
-        live = {n: base64.b64decode(b).decode() for n, b in (line.split("\t") for line in out.splitlines())}
+        live = {n: bytes.fromhex(h).decode() for n, h in (line.split("\t") for line in out.splitlines())}
         assert live == dumped_bodies, (c, sorted(n for n in dumped_bodies if live.get(n) != dumped_bodies[n])[:5])
         fks = _rows(engine, c, [*q, "SELECT delete_rule, COUNT(*) FROM information_schema.referential_constraints "
                                     "WHERE constraint_schema = 'magentodb' GROUP BY 1"])
