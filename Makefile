@@ -71,7 +71,7 @@ lint: install
 # The test command (CI runs exactly this): the lint, then real Docker, real databases, real HTTP,
 # a real browser, and WebArena's own login client.
 test: install lint engine bullseye browser busybox webarena-client
-	$(BIN)/pytest -q -ra
+	$(BIN)/pytest -q -ra --durations=25
 
 down: install
 	$(BIN)/sitectl down --stack $(STACK)
