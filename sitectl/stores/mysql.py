@@ -44,8 +44,9 @@ TRACK_DB = "sitectl"
 #: The version of the tracking this module installs (triggers, baseline hashes), kept in
 #: ``sitectl.tracking``; a database tracked by another version (or none: sitectl 0.1.0) is
 #: restored in full, which installs this one. 2: foreign-key actions, triggers and schema
-#: objects tracked. 3: sitectl's own triggers in each table's definition hash.
-TRACKING_VERSION = 3
+#: objects tracked. 3: sitectl's own triggers in each table's definition hash. 4: the tables the
+#: application's triggers write (``sitectl.trigger_targets``), caught up in the restore's transaction.
+TRACKING_VERSION = 4
 MAX_KEYS_PER_TABLE = 2000
 #: Passes a full restore makes over the tables the application's triggers wrote meanwhile.
 FULL_PASSES = 4  # above this a table is restored whole (one statement stays small)
@@ -68,6 +69,43 @@ def _in_own_session(create: str, mode: str | None, cs: str | None, coll: str | N
     if cs and coll:
         parts.append(f"SET SESSION character_set_client={m_value(cs)}, collation_connection={m_value(coll)}$$")
     return "\n".join([*parts, create + "$$"])
+
+
+#: A table a trigger body names after a keyword that writes or reads it (``INSERT INTO t``,
+#: ``UPDATE t``, ``DELETE FROM t``, ``REPLACE INTO t``, ``JOIN t``), optionally qualified by its
+#: database; quoted with backticks or bare.
+_BODY_TABLE = re.compile(
+    r"\b(?:INTO|UPDATE|FROM|JOIN)\s+((?:`(?:[^`]|``)+`|[\w$]+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|[\w$]+))?)",
+    re.IGNORECASE)
+#: Column types whose values JSON_ARRAY writes as plain digits (a key lookup by them is exact).
+_INTEGER_TYPES = {"tinyint", "smallint", "mediumint", "int", "bigint"}
+
+
+def trigger_body_tables(body: str, db: str) -> set[str]:
+    """The tables of database ``db`` that a trigger body names after ``INTO``, ``UPDATE``,
+    ``FROM`` or ``JOIN`` (the tables it may write, and some it only reads: a superset is
+    harmless, the restore then looks at a table nothing wrote). Names qualified with another
+    database are left out. A write this misses (``INSERT t`` without ``INTO``, the second
+    table of a multi-table ``UPDATE``) is still logged by sitectl's triggers, and the next
+    restore round undoes it (:meth:`sitectl.stores.site.SiteStores.restore_rounds`).
+
+    Args:
+        body: a trigger's ``ACTION_STATEMENT`` (information_schema.TRIGGERS, MariaDB/MySQL).
+        db: the trigger's database (its unqualified names are in it).
+    """
+    def unquote(part: str) -> str:
+        part = part.strip()
+        return part[1:-1].replace("``", "`") if part.startswith("`") else part
+    out = set()
+    for m in _BODY_TABLE.finditer(body):
+        parts = re.findall(r"`(?:[^`]|``)+`|[\w$]+", m.group(1))
+        if len(parts) == 2:
+            if unquote(parts[0]) != db:
+                continue
+            out.add(unquote(parts[1]))
+        else:
+            out.add(unquote(parts[0]))
+    return out
 
 
 def _table_tag(table: str) -> str:
@@ -325,6 +363,10 @@ class MysqlStore(Store):
             " table_id BIGINT, defn CHAR(32), auto_inc BIGINT, PRIMARY KEY (db, tbl)) ENGINE=InnoDB;",
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.meta (db VARCHAR(64) PRIMARY KEY, snapshot VARCHAR(64)) ENGINE=InnoDB;",
             f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.tracking (db VARCHAR(64) PRIMARY KEY, version INT) ENGINE=InnoDB;",
+            # Per table, each table its application triggers name (trigger_body_tables) with that
+            # table's primary key: [[column, integer?], ...] (JSON).
+            f"CREATE TABLE IF NOT EXISTS {TRACK_DB}.trigger_targets (db VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL,"
+            " target VARCHAR(64) NOT NULL, pk TEXT NOT NULL, PRIMARY KEY (db, tbl, target)) ENGINE=InnoDB;",
         ]
         return "\n".join(parts)
 
@@ -345,14 +387,38 @@ class MysqlStore(Store):
                 f"INSERT INTO {TRACK_DB}.meta SELECT {m_value(self.db)}, {m_value(name)} FROM DUAL "
                 f"WHERE NOT EXISTS (SELECT 1 FROM {TRACK_DB}.changes);" if expect is not None
                 else f"REPLACE INTO {TRACK_DB}.meta VALUES ({m_value(self.db)}, {m_value(name)});")
+        targets = ",".join(f"({m_value(self.db)},{m_value(t)},{m_value(w)},{m_value(json.dumps(cols))})"
+                           for t, w, cols in self._trigger_targets(set(state)))
         out = self.sql(
             f"DELETE FROM {TRACK_DB}.baseline WHERE db={m_value(self.db)};"
             + (f"INSERT INTO {TRACK_DB}.baseline VALUES {rows};" if rows else "")
+            + f"DELETE FROM {TRACK_DB}.trigger_targets WHERE db={m_value(self.db)};"
+            + (f"INSERT INTO {TRACK_DB}.trigger_targets VALUES {targets};" if targets else "")
             + f"DELETE FROM {TRACK_DB}.meta WHERE db={m_value(self.db)};" + meta
             + f"REPLACE INTO {TRACK_DB}.tracking VALUES ({m_value(self.db)}, {TRACKING_VERSION});"
             + f"SELECT DISTINCT tbl FROM {TRACK_DB}.changes ORDER BY tbl;",
             "record baseline")
         return sorted({r[0] for r in out} | {f"{t} (truncated or altered)" for t in moved})
+
+    def _trigger_targets(self, tables: set[str]) -> list[tuple[str, str, list]]:
+        """``(table, target, [[column, integer?], ...])``: each table of ``tables`` that an
+        application trigger on ``table`` names (:func:`trigger_body_tables`), with the target's
+        primary-key columns and whether each is an integer type ([] without a primary key)."""
+        pairs = sorted({(tb, w) for tb, body in self.sql(
+            "SELECT event_object_table, action_statement FROM information_schema.triggers WHERE trigger_schema="
+            f"{m_value(self.db)} AND trigger_name NOT LIKE 'sitectl\\_%'", "read triggers")
+            for w in trigger_body_tables(body or "", self.db) if w in tables and w != tb})
+        if not pairs:
+            return []
+        names = ",".join(m_value(w) for w in sorted({w for _, w in pairs}))
+        cols: dict[str, list] = {}
+        for t, c, typ in self.sql(
+                "SELECT s.table_name, s.column_name, c.data_type FROM information_schema.statistics s"
+                " JOIN information_schema.columns c ON c.table_schema = s.table_schema AND c.table_name = s.table_name"
+                f" AND c.column_name = s.column_name WHERE s.table_schema={m_value(self.db)} AND s.index_name='PRIMARY'"
+                f" AND s.table_name IN ({names}) ORDER BY s.table_name, s.seq_in_index", "read primary keys"):
+            cols.setdefault(t, []).append([c, typ.lower() in _INTEGER_TYPES])
+        return [(tb, w, cols.get(w, [])) for tb, w in pairs]
 
     def _live_objects(self) -> list[tuple[str, str]]:
         """``(kind, name)`` of every view, function, procedure and event of the database."""
@@ -496,6 +562,7 @@ class MysqlStore(Store):
         return (f"SELECT 'M', snapshot, '' FROM {TRACK_DB}.meta WHERE db={m_value(self.db)} UNION ALL "
                 f"SELECT 'V', version, '' FROM {TRACK_DB}.tracking WHERE db={m_value(self.db)} UNION ALL "
                 f"SELECT 'K', tbl, pk FROM {TRACK_DB}.changes UNION ALL "
+                f"SELECT 'W', tbl, JSON_ARRAY(target, pk) FROM {TRACK_DB}.trigger_targets WHERE db={m_value(self.db)} UNION ALL "
                 f"SELECT 'B', tbl, CONCAT_WS(' ', table_id, defn, auto_inc) FROM {TRACK_DB}.baseline "
                 f"WHERE db={m_value(self.db)} UNION ALL " + self._objects_sql("S") + " UNION ALL " + self._state_sql("S"))
 
@@ -542,8 +609,13 @@ class MysqlStore(Store):
                         *(["schema objects (views, functions, procedures, events)"] if objects else [])})
         pks = {r[1]: r[2].split(",") for r in rows if r[0] == "P"}
         golden_ai = {r[1]: r[2] for r in rows if r[0] == "A"}
+        targets: dict[str, dict] = {}
+        for _, tb, spec in (r for r in rows if r[0] == "W"):
+            w, cols = json.loads(spec)
+            targets.setdefault(tb, {})[w] = json.loads(cols)
         return Changes(items, {"keys": {t: keys[t] for t in rows_changed}, "rebuild": rebuild, "extra": extra,
-                               "autoinc": autoinc, "pk": pks, "golden_ai": golden_ai, "objects": objects})
+                               "autoinc": autoinc, "pk": pks, "golden_ai": golden_ai, "objects": objects,
+                               "targets": targets})
 
     def change_marks(self, changes: Changes) -> set[str]:
         keys = changes.detail.get("keys") or {}
@@ -568,7 +640,7 @@ class MysqlStore(Store):
         if d.get("objects"):
             self._restore_objects(name)
         if d.get("golden_ai") is None:
-            self._restore_autoinc(name, d["autoinc"] + list(d["keys"]))
+            self._restore_autoinc(name, d["autoinc"] + list(d["keys"]) + [w for w, _ in self._catch_up(d)])
         self._refresh_baseline(d["rebuild"] + d["extra"])
         return changes.items
 
@@ -609,10 +681,13 @@ class MysqlStore(Store):
     def _delta_text(self, name: str, d: dict, pk: dict, whole: set, keyed: dict) -> str:
         sdb = q_ident(self.snap_db(name))
         # Each table's rows go back while @sitectl_restoring names it: its own triggers log
-        # nothing, the application's triggers' writes elsewhere are logged (and so undone by the
-        # next round, :meth:`sitectl.stores.site.SiteStores.restore`). A key leaves the log
-        # right after its table's statements, so a later write to it stays logged.
-        stmts = ["SET FOREIGN_KEY_CHECKS=0;", "START TRANSACTION;"]
+        # nothing, the application's triggers' writes elsewhere are logged, and the tables those
+        # triggers write are caught up at the end of the same transaction (_catch_up_sql; what
+        # that misses, the next round undoes, SiteStores.restore_rounds). A key leaves the log
+        # right after its table's statements, so a later write to it stays logged. Repeatable
+        # read: the catch-up's lock on a table's log range must hold until the commit.
+        stmts = ["SET FOREIGN_KEY_CHECKS=0;", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;",
+                 "START TRANSACTION;"]
         for t, (keys, vals) in sorted(keyed.items()):
             live = q_ident(self.db) + "." + q_ident(t)
             where = " OR ".join("(" + " AND ".join(f"{q_ident(c)}={m_value(v)}" for c, v in zip(pk[t], row)) + ")"
@@ -626,14 +701,82 @@ class MysqlStore(Store):
             stmts.append(f"SET @sitectl_restoring={m_value(_table_tag(t))};")
             stmts.append(f"DELETE FROM {live}; INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)};")
             stmts.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl={m_value(t)};")
+        caught = self._catch_up(d)
+        if caught:
+            # MariaDB resolves a multi-table DELETE's alias in the default database, even for a
+            # qualified table ("No database selected" otherwise).
+            stmts.append(f"USE {q_ident(self.db)};")
+            stmts.append(f"CREATE TEMPORARY TABLE IF NOT EXISTS {TRACK_DB}.sitectl_keys LIKE {TRACK_DB}.changes;")
+        for w, cols in caught:
+            stmts += self._catch_up_sql(sdb, w, cols)
         stmts.append("SET @sitectl_restoring=NULL;")
         stmts.append("COMMIT;")
         # AUTO_INCREMENT counters of every touched table (an ALTER commits, so after the rows).
         gai = d.get("golden_ai")
         if gai is not None:
+            touched = set(d["autoinc"] + list(d["keys"]))
             stmts += [f"ALTER TABLE {q_ident(self.db)}.{q_ident(t)} AUTO_INCREMENT={int(gai[t])};"
-                      for t in sorted(set(d["autoinc"] + list(d["keys"]))) if t in gai and t not in d["rebuild"]]
+                      for t in sorted(touched) if t in gai and t not in d["rebuild"]]
+            # A table only the catch-up wrote gets its ALTER only if its counter moved (an ALTER
+            # takes the table's metadata lock: tens of tables are named by Magento's triggers).
+            for w in sorted({w for w, _ in caught} - touched):
+                if w in gai and w not in d["rebuild"]:
+                    alter = f"ALTER TABLE {q_ident(self.db)}.{q_ident(w)} AUTO_INCREMENT={int(gai[w])}"
+                    stmts.append(
+                        "SET @sitectl_s = IF((SELECT auto_increment FROM information_schema.tables WHERE table_schema="
+                        f"{m_value(self.db)} AND table_name={m_value(w)}) <=> {int(gai[w])}, 'DO 0', {m_value(alter)});"
+                        " PREPARE sitectl_s FROM @sitectl_s; EXECUTE sitectl_s; DEALLOCATE PREPARE sitectl_s;")
         return "\n".join(stmts)
+
+    @staticmethod
+    def _catch_up(d: dict) -> list[tuple[str, list]]:
+        """The tables the application's triggers on the restored tables may write (the
+        detection's ``targets``, :meth:`_trigger_targets`), and theirs in turn, in that order,
+        each once: ``(table, primary-key columns)``. The restore's own writes fire those
+        triggers; the rows they leave are put back in the same transaction
+        (:meth:`_catch_up_sql`) instead of in another round."""
+        targets = d.get("targets") or {}
+        seen = set()
+        order: list[tuple[str, list]] = []
+        queue = sorted(d["keys"])
+        while queue:
+            t = queue.pop(0)
+            for w, cols in sorted((targets.get(t) or {}).items()):
+                if w not in seen and w not in d["rebuild"]:
+                    seen.add(w)
+                    order.append((w, cols))
+                    queue.append(w)
+        return order
+
+    def _catch_up_sql(self, sdb: str, w: str, cols: list) -> list[str]:
+        """Statements that put back the rows of ``w`` whose keys are logged (the writes of the
+        application's triggers during this restore, and any before), inside the restore's
+        transaction: the log's entries for ``w`` locked and copied into a temporary table (a
+        write that comes later waits for the commit and stays logged; a statement that writes
+        ``w`` fires sitectl's trigger on it, so it may not read the log itself, MariaDB error
+        1442), then the rows matched by key text (``JSON_ARRAY`` of the key columns, as
+        sitectl's triggers logged them; with an index lookup when the key is integers) deleted
+        and the golden copy's inserted, and the log's entries for ``w`` cleared. A table without
+        a primary key is restored whole when anything is logged for it."""
+        live = q_ident(self.db) + "." + q_ident(w)
+        snap = f"{sdb}.{q_ident(w)}"
+        tag = m_value(w)
+        keys = f"{TRACK_DB}.sitectl_keys"
+        out = [f"SET @sitectl_restoring={m_value(_table_tag(w))};", f"DELETE FROM {keys};",
+               f"INSERT INTO {keys} SELECT * FROM {TRACK_DB}.changes WHERE tbl={tag} FOR UPDATE;"]
+        if not cols:
+            cond = f"EXISTS (SELECT 1 FROM {keys})"
+            out += [f"DELETE FROM {live} WHERE {cond};", f"INSERT INTO {live} SELECT * FROM {snap} WHERE {cond};"]
+        else:
+            def match(alias: str) -> str:
+                hint = "".join(f" AND {alias}.{q_ident(c)} = JSON_VALUE(k.pk, '$[{i}]')"
+                               for i, (c, integer) in enumerate(cols) if integer)
+                return f" ON k.tbl={tag}{hint} AND k.pk = JSON_ARRAY(" + ", ".join(
+                    f"{alias}.{q_ident(c)}" for c, _ in cols) + ")"
+            out += [f"DELETE w FROM {keys} k JOIN {live} w{match('w')};",
+                    f"INSERT INTO {live} SELECT s.* FROM {keys} k JOIN {snap} s{match('s')};"]
+        out.append(f"DELETE FROM {TRACK_DB}.changes WHERE tbl={tag};")
+        return out
 
     def _restore_full(self, name: str) -> list[str]:
         """Every table back from the snapshot; tracking re-installed; baseline = ``name``.

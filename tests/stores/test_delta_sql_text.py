@@ -6,16 +6,20 @@ needs no server. Change details are made the way detection makes them (``parse_c
 the rows its query returns, or that shape by hand). Golden strings below were written by
 reading the code; they document the restore protocol:
 
-MySQL, one text: ``SET FOREIGN_KEY_CHECKS=0``, ``START TRANSACTION``; per table with logged
+MySQL, one text: ``SET FOREIGN_KEY_CHECKS=0``, repeatable read, ``START TRANSACTION``; per table with logged
 keys, sorted by name: ``SET @sitectl_restoring`` to the table's MD5 (its own tracking triggers
 skip the restore's writes, every other table's log what the application's triggers write),
 ``DELETE`` the rows by primary key, ``INSERT ... SELECT`` them back from the snapshot database,
 ``DELETE`` exactly those keys from ``sitectl.changes``; then each table restored whole (no
 primary key, an empty key, more than ``MAX_KEYS_PER_TABLE`` keys, an unreadable key, or moved
 there to keep the text under ``SQL_BUDGET``), sorted: the same ``SET``, ``DELETE`` all,
-``INSERT`` all, its change-log ``DELETE``; ``SET @sitectl_restoring=NULL``; ``COMMIT``; then
-``ALTER TABLE ... AUTO_INCREMENT`` of every touched table the snapshot has a counter for (an
-ALTER commits, so after the rows). Every text a session sends starts with
+``INSERT`` all, its change-log ``DELETE``; then the catch-up of each table the application's
+triggers on the restored tables name (``sitectl.trigger_targets``, breadth first): its logged
+keys locked and copied into a temporary table, its rows matched by ``JSON_ARRAY`` of the key
+(with an index lookup on integer columns) deleted and inserted from the snapshot, its log
+cleared; ``SET @sitectl_restoring=NULL``; ``COMMIT``; then ``ALTER TABLE ... AUTO_INCREMENT`` of
+every touched table the snapshot has a counter for (an ALTER commits, so after the rows), a
+caught-up table's only if its counter moved (a prepared statement). Every text a session sends starts with
 ``MYSQL_SESSION`` (``NO_AUTO_VALUE_ON_ZERO``).
 
 PostgreSQL, one text: ``SET jit = off``, ``BEGIN``, ``SET LOCAL session_replication_role =
@@ -121,7 +125,8 @@ def test_drop_triggers_sql_drops_the_five_triggers_if_they_exist():
         "DROP TRIGGER IF EXISTS `magentodb`.`sitectl_0fa20b2263da20c8_bu`;")
 
 
-def mysql_detection(name: str, base: dict, live: dict, keys: dict, pk: dict, golden_ai: dict) -> list:
+def mysql_detection(name: str, base: dict, live: dict, keys: dict, pk: dict, golden_ai: dict,
+                    targets: list | None = None) -> list:
     """The rows MysqlStore's detection query returns (as the mysql client prints them):
     ``base``/``live`` are ``{table: (innodb id, column hash, index hash, auto_increment)}``; the
     baseline row holds what ``_reset_baseline`` recorded from the same state."""
@@ -137,6 +142,8 @@ def mysql_detection(name: str, base: dict, live: dict, keys: dict, pk: dict, gol
     rows += state(live, "S")
     rows += [["P", t, ",".join(cols)] for t, cols in pk.items() if t in keys]
     rows += [["A", t, str(a)] for t, a in golden_ai.items()]
+    # JSON_ARRAY(target, pk) of sitectl.trigger_targets, as MariaDB prints it.
+    rows += [["W", t, json.dumps([w, json.dumps(cols)])] for t, w, cols in targets or []]
     return rows
 
 
@@ -161,7 +168,7 @@ def test_mysql_parse_changes_sorts_tables_into_keyed_rebuilt_created_and_auto_in
         "keys": {"catalog_product_link": ['["a\'b", 7]'], "sales_order": ["[1]", "[2]"]},
         "rebuild": ["altered", "gone", "log"], "extra": ["tmp_new"], "autoinc": ["quote", "sales_order"],
         "pk": {"sales_order": ["entity_id"], "catalog_product_link": ["sku", "link_id"], "log": ["id"]},
-        "golden_ai": {"sales_order": "12", "quote": "5"}, "objects": False}
+        "golden_ai": {"sales_order": "12", "quote": "5"}, "objects": False, "targets": {}}
     assert mysql_store().restore_requests("golden", ch) is None  # DDL: needs the dependent steps
 
 
@@ -194,6 +201,7 @@ def md5(text: str) -> str:
 
 MYSQL_GOLDEN = "\n".join([
     "SET FOREIGN_KEY_CHECKS=0;",
+    "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;",
     "START TRANSACTION;",
     f"SET @sitectl_restoring='{md5('catalog_product_link')}';",
     "DELETE FROM `magentodb`.`catalog_product_link` WHERE (`sku`=CONVERT(X'612762' USING utf8mb4) AND `link_id`=7);",
@@ -246,7 +254,8 @@ def test_mysql_delta_sql_of_only_auto_increment_changes_is_an_empty_transaction_
     d = {"keys": {}, "rebuild": [], "extra": [], "autoinc": ["quote", "gone"], "pk": {},
          "golden_ai": {"quote": "5"}}
     assert mysql_store()._delta_sql("golden", d, {}) == (
-        "SET FOREIGN_KEY_CHECKS=0;\nSTART TRANSACTION;\nSET @sitectl_restoring=NULL;\nCOMMIT;\n"
+        "SET FOREIGN_KEY_CHECKS=0;\nSET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;\n"
+        "START TRANSACTION;\nSET @sitectl_restoring=NULL;\nCOMMIT;\n"
         "ALTER TABLE `magentodb`.`quote` AUTO_INCREMENT=5;")
 
 
@@ -304,7 +313,8 @@ def mysql_details(draw):
     return {"keys": keys, "rebuild": [], "extra": [], "autoinc": [], "pk": pk, "golden_ai": golden_ai}
 
 
-MY_WORDS = {"SET", "@sitectl_restoring", "NULL", "FOREIGN_KEY_CHECKS", "START", "TRANSACTION", "DELETE", "FROM", "WHERE", "AND",
+MY_WORDS = {"SET", "@sitectl_restoring", "NULL", "FOREIGN_KEY_CHECKS", "START", "TRANSACTION", "SESSION",
+            "ISOLATION", "LEVEL", "REPEATABLE", "READ", "DELETE", "FROM", "WHERE", "AND",
             "OR", "INSERT", "INTO", "SELECT", "sitectl", "changes", "tbl", "pk", "IN", "COMMIT", "ALTER", "TABLE",
             "AUTO_INCREMENT"}
 
@@ -356,10 +366,11 @@ def test_mysql_delta_sql_keys_appear_only_as_literals_names_only_as_identifiers_
         if t.kind == "word":
             assert t.value in MY_WORDS, t
     stmts = split_statements(toks)
-    assert [" ".join(t.raw for t in s) for s in stmts[:2]] == ["SET FOREIGN_KEY_CHECKS = 0", "START TRANSACTION"]
+    assert [" ".join(t.raw for t in s) for s in stmts[:3]] == [
+        "SET FOREIGN_KEY_CHECKS = 0", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", "START TRANSACTION"]
     whole = sorted(t for t, ks in d["keys"].items() if t not in d["pk"] or "" in ks)
     keyed = sorted(t for t in d["keys"] if t not in whole)
-    i = 2
+    i = 3
 
     def quiet(stmt, t):
         assert [x.value for x in stmt] == ["SET", "@sitectl_restoring", "=", md5(t)]
@@ -393,6 +404,109 @@ def test_mysql_delta_sql_keys_appear_only_as_literals_names_only_as_identifiers_
     alters = stmts[i + 2:]
     assert [(s[4].value, int(s[7].value)) for s in alters] == [(t, int(d["golden_ai"][t]))
                                                                for t in sorted(d["keys"]) if t in d["golden_ai"]]
+
+
+def test_mysql_detection_reads_the_trigger_targets_into_the_detail():
+    base = {"cataloginventory_stock_item": (10, "c1", "x1", 30), "cataloginventory_stock_cl": (11, "c2", "x2", 335)}
+    keys = {"cataloginventory_stock_item": ["[24]"]}
+    rows = mysql_detection("golden", base, base, keys, {"cataloginventory_stock_item": ["item_id"]},
+                           {"cataloginventory_stock_cl": 335},
+                           [("cataloginventory_stock_item", "cataloginventory_stock_cl", [["version_id", True]])])
+    ch = mysql_store().parse_changes("golden", [SqlResult(rows)])
+    assert ch.detail["targets"] == {"cataloginventory_stock_item": {"cataloginventory_stock_cl": [["version_id", True]]}}
+
+
+def catch_up_detail() -> dict:
+    # Restoring the stock row fires Magento's trigger into the stock changelog; restoring a
+    # product fires two (price and a changelog without primary key, made up), and the
+    # changelog's own (made-up) trigger writes a third table: breadth first, each once.
+    return {"keys": {"cataloginventory_stock_item": ["[24]"], "catalog_product_entity": ["[7]"]},
+            "rebuild": [], "extra": [], "autoinc": [],
+            "pk": {"cataloginventory_stock_item": ["item_id"], "catalog_product_entity": ["entity_id"]},
+            "golden_ai": {"cataloginventory_stock_cl": "335", "catalog_product_entity": "8"},
+            "targets": {"cataloginventory_stock_item": {"cataloginventory_stock_cl": [["version_id", True]]},
+                        "catalog_product_entity": {"catalog_product_price_cl": [["version_id", True]],
+                                                   "nopk_cl": []},
+                        "catalog_product_price_cl": {"url_rewrite": [["request_path", False], ["store_id", True]],
+                                                     "catalog_product_entity": [["entity_id", True]]}}}
+
+
+def test_mysql_catch_up_is_breadth_first_each_table_once():
+    assert [w for w, _ in MysqlStore._catch_up(catch_up_detail())] == [
+        # a restored table named by a target's trigger is caught up too (what that trigger logged)
+        "catalog_product_price_cl", "nopk_cl", "cataloginventory_stock_cl", "catalog_product_entity", "url_rewrite"]
+
+
+MYSQL_CATCH_UP_STOCK = [
+    f"SET @sitectl_restoring='{md5('cataloginventory_stock_cl')}';",
+    "DELETE FROM sitectl.sitectl_keys;",
+    "INSERT INTO sitectl.sitectl_keys SELECT * FROM sitectl.changes WHERE tbl='cataloginventory_stock_cl' FOR UPDATE;",
+    "DELETE w FROM sitectl.sitectl_keys k JOIN `magentodb`.`cataloginventory_stock_cl` w ON k.tbl='cataloginventory_stock_cl'"
+    " AND w.`version_id` = JSON_VALUE(k.pk, '$[0]') AND k.pk = JSON_ARRAY(w.`version_id`);",
+    "INSERT INTO `magentodb`.`cataloginventory_stock_cl` SELECT s.* FROM sitectl.sitectl_keys k JOIN"
+    " `sitectl_s_golden`.`cataloginventory_stock_cl` s ON k.tbl='cataloginventory_stock_cl'"
+    " AND s.`version_id` = JSON_VALUE(k.pk, '$[0]') AND k.pk = JSON_ARRAY(s.`version_id`);",
+    "DELETE FROM sitectl.changes WHERE tbl='cataloginventory_stock_cl';",
+]
+
+
+def test_mysql_delta_sql_catches_up_the_tables_the_application_triggers_write_in_the_same_transaction():
+    d = {**catch_up_detail(), "keys": {"cataloginventory_stock_item": ["[24]"]}}
+    sql = mysql_store()._delta_sql("golden", d, d["pk"]).split("\n")
+    at = sql.index("USE `magentodb`;")
+    assert sql[at + 1] == "CREATE TEMPORARY TABLE IF NOT EXISTS sitectl.sitectl_keys LIKE sitectl.changes;"
+    assert sql[at + 2:at + 8] == MYSQL_CATCH_UP_STOCK
+    assert sql[at + 8:at + 10] == ["SET @sitectl_restoring=NULL;", "COMMIT;"]
+    # The changelog's counter is set back only if it moved (the catch-up may have written nothing).
+    assert sql[at + 10:] == [
+        "SET @sitectl_s = IF((SELECT auto_increment FROM information_schema.tables WHERE table_schema='magentodb'"
+        " AND table_name='cataloginventory_stock_cl') <=> 335, 'DO 0',"
+        " 'ALTER TABLE `magentodb`.`cataloginventory_stock_cl` AUTO_INCREMENT=335');"
+        " PREPARE sitectl_s FROM @sitectl_s; EXECUTE sitectl_s; DEALLOCATE PREPARE sitectl_s;"]
+
+
+def test_mysql_catch_up_of_a_text_key_matches_by_key_text_and_of_no_key_restores_whole_when_logged():
+    store = mysql_store()
+    text = store._catch_up_sql("`sitectl_s_golden`", "url_rewrite", [["request_path", False], ["store_id", True]])
+    assert text[3] == ("DELETE w FROM sitectl.sitectl_keys k JOIN `magentodb`.`url_rewrite` w ON k.tbl='url_rewrite'"
+                       " AND w.`store_id` = JSON_VALUE(k.pk, '$[1]')"
+                       " AND k.pk = JSON_ARRAY(w.`request_path`, w.`store_id`);")
+    whole = store._catch_up_sql("`sitectl_s_golden`", "nopk_cl", [])
+    assert whole[3:5] == ["DELETE FROM `magentodb`.`nopk_cl` WHERE EXISTS (SELECT 1 FROM sitectl.sitectl_keys);",
+                          "INSERT INTO `magentodb`.`nopk_cl` SELECT * FROM `sitectl_s_golden`.`nopk_cl`"
+                          " WHERE EXISTS (SELECT 1 FROM sitectl.sitectl_keys);"]
+
+
+def test_mysql_delta_sql_without_targets_has_no_catch_up():
+    d = mysql_golden_detail()
+    assert "sitectl_keys" not in mysql_store()._delta_sql("golden", {**d, "targets": {}}, d["pk"])
+
+
+@pytest.mark.parametrize("body, tables", [
+    # Magento 2.4.8's own (the install dump's triggers)
+    ("BEGIN\nINSERT IGNORE INTO `cataloginventory_stock_cl` (`entity_id`) VALUES (NEW.`product_id`);\nEND",
+     {"cataloginventory_stock_cl"}),
+    ("BEGIN\nIF (NOT(NEW.`qty` <=> OLD.`qty`)) THEN INSERT IGNORE INTO `catalog_product_price_cl` (`entity_id`)"
+     " VALUES (NEW.`entity_id`); END IF;\nEND", {"catalog_product_price_cl"}),
+    # qualified, bare, several statements, another database left out
+    ("BEGIN UPDATE magentodb.stats SET n = n + 1; DELETE FROM `a``b` WHERE id = OLD.id;"
+     " REPLACE INTO other.log VALUES (1); INSERT INTO x SELECT * FROM y JOIN `z` ON 1; END",
+     {"stats", "a`b", "x", "y", "z"}),
+    ("BEGIN SET @n = 1; END", set()),
+])
+def test_trigger_body_tables_names_what_a_trigger_may_write(body, tables):
+    assert mysqlmod.trigger_body_tables(body, "magentodb") == tables
+
+
+def test_trigger_body_tables_finds_each_changelog_of_the_magento_install_dump():
+    # Every trigger of Magento 2.4.8's install dump writes its indexer's changelog (name _cl).
+    from tests.stores.real_schema import SCHEMAS
+    text = (SCHEMAS / "magento-2.4.8-install.sql").read_text(errors="replace")
+    bodies = re.findall(r"CREATE\*/ /\*!50017 DEFINER=[^*]*\*/ /\*!50003 TRIGGER .*? FOR EACH ROW\s+(.*?)\*/;;", text, re.S)
+    assert len(bodies) == 66
+    for body in bodies:
+        found = mysqlmod.trigger_body_tables(body, "magentodb")
+        assert found and all(t.endswith("_cl") for t in found), body[:200]
 
 
 # =============================================================================================
