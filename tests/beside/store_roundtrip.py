@@ -60,7 +60,8 @@ def main() -> int:
         found = store.changes(NAME)
         store.restore(NAME, found)
         # What the application's own triggers wrote while the rows went back (Magento's indexer
-        # changelogs) stays logged: the next round restores it, as SiteStores.restore does.
+        # changelogs) is caught up in the same transaction; anything still logged gets another
+        # round, as SiteStores.restore_rounds gives it (the caller asserts how many were needed).
         rounds, later = 1, store.changes(NAME)
         while later.items and rounds < 3:
             store.restore(NAME, later)
