@@ -74,9 +74,8 @@ def _in_own_session(create: str, mode: str | None, cs: str | None, coll: str | N
 #: A table a trigger body names after a keyword that writes or reads it (``INSERT INTO t``,
 #: ``UPDATE t``, ``DELETE FROM t``, ``REPLACE INTO t``, ``JOIN t``), optionally qualified by its
 #: database; quoted with backticks or bare.
-_BODY_TABLE = re.compile(
-    r"\b(?:INTO|UPDATE|FROM|JOIN)\s+((?:`(?:[^`]|``)+`|[\w$]+)(?:\s*\.\s*(?:`(?:[^`]|``)+`|[\w$]+))?)",
-    re.IGNORECASE)
+_IDENT = r"`(?:[^`]|``)+`|[\w$]+"
+_BODY_TABLE = re.compile(rf"\b(?:INTO|UPDATE|FROM|JOIN)\s+((?:{_IDENT})(?:\s*\.\s*(?:{_IDENT}))?)", re.IGNORECASE)
 #: Column types whose values JSON_ARRAY writes as plain digits (a key lookup by them is exact).
 _INTEGER_TYPES = {"tinyint", "smallint", "mediumint", "int", "bigint"}
 
@@ -98,7 +97,7 @@ def trigger_body_tables(body: str, db: str) -> set[str]:
         return part[1:-1].replace("``", "`") if part.startswith("`") else part
     out = set()
     for m in _BODY_TABLE.finditer(body):
-        parts = re.findall(r"`(?:[^`]|``)+`|[\w$]+", m.group(1))
+        parts = re.findall(_IDENT, m.group(1))
         if len(parts) == 2:
             if unquote(parts[0]) != db:
                 continue
