@@ -7,6 +7,11 @@ deep verify of the site and ``resume`` after it, whatever happened in between, s
 copied, restored and compared while no job writes (research/real-images.md §1.3). A job in
 flight when the pause is asked for is waited for by the pause command itself.
 
+A reset does better than two more round trips: :func:`pause_argv` and :func:`resume_argv` are
+the same commands for the first and last steps of the reset's own ``docker exec`` batches
+(:class:`sitectl.stores.site.SiteStores`), with the same errors (:func:`pause_failed`,
+:func:`resume_note`).
+
 If sitectl is killed in between, the jobs stay paused until the next snapshot, reset or deep
 verify of the site resumes them (the replicas' pause also ends by itself after a bound).
 """
@@ -44,18 +49,44 @@ def _paused(engine: Engine, container: str, site: Site) -> Iterator[list[str]]:
     if rc != 0:
         # A pause that timed out may still be in force: let the jobs run again (best effort).
         engine.exec(container, list(jobs.resume), timeout=60)
-        raise JobsPauseFailed(
-            f"{site.name}: pausing its {jobs.what} failed (`{' '.join(jobs.pause)}` in container {container}: "
-            f"exit code {rc}{', timed out after %g s' % jobs.timeout if rc == 124 else ''}: {out.strip()[-300:]}); "
-            "nothing was copied or restored. Check the jobs (a job that does not end holds the pause), or "
-            "correct `jobs.pause` in the stack file")
+        raise pause_failed(site, container, rc, out)
     try:
         yield notes
     finally:
         rc, out = engine.exec(container, list(jobs.resume), timeout=60)
         if rc != 0:
-            notes.append(f"{site.name}: resuming its {jobs.what} failed (exit code {rc}: {out.strip()[-200:]}); "
-                         f"they stay paused: run `docker exec {container} {' '.join(jobs.resume)}`")
+            notes.append(resume_note(site, container, rc, out))
+
+
+def pause_argv(site: Site) -> list[str]:
+    """The site's ``jobs.pause`` as one step of a ``docker exec`` batch, bounded by
+    ``jobs.timeout`` seconds through ``timeout`` (coreutils' and BusyBox's take ``SECS PROG``;
+    exit code 124 when it expires). The site must declare ``jobs``."""
+    jobs = site.jobs
+    return ["timeout", f"{jobs.timeout:g}", *jobs.pause]
+
+
+def resume_argv(site: Site) -> list[str]:
+    """The site's ``jobs.resume`` (the site must declare ``jobs``)."""
+    return list(site.jobs.resume)
+
+
+def pause_failed(site: Site, container: str, rc: int, out: str) -> JobsPauseFailed:
+    """The error for a ``jobs.pause`` that exited ``rc`` with ``out`` (nothing was copied or
+    restored after it)."""
+    jobs = site.jobs
+    return JobsPauseFailed(
+        f"{site.name}: pausing its {jobs.what} failed (`{' '.join(jobs.pause)}` in container {container}: "
+        f"exit code {rc}{', timed out after %g s' % jobs.timeout if rc == 124 else ''}: {out.strip()[-300:]}); "
+        "nothing was copied or restored. Check the jobs (a job that does not end holds the pause), or "
+        "correct `jobs.pause` in the stack file")
+
+
+def resume_note(site: Site, container: str, rc: int, out: str) -> str:
+    """The warning for a ``jobs.resume`` that exited ``rc`` with ``out``."""
+    jobs = site.jobs
+    return (f"{site.name}: resuming its {jobs.what} failed (exit code {rc}: {out.strip()[-200:]}); "
+            f"they stay paused: run `docker exec {container} {' '.join(jobs.resume)}`")
 
 
 def written_by_jobs(site: Site, item: str) -> bool:

@@ -24,7 +24,6 @@ from sitectl.errors import (
 )
 from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
-from sitectl.sites.jobs import jobs_paused
 from sitectl.snapshots.containers import bring_up
 from sitectl.snapshots.journal import clear_journal, instance_lock, read_journal, wait_for_leftover_execs, write_journal
 from sitectl.snapshots.manifest import GOLDEN, check_covered, manifest_path, read_manifest, stateful
@@ -81,6 +80,8 @@ def _restore_stores(site: Site, stores: SiteStores, name: str, full: bool, res: 
     reporter.step(site.name, f"{res.method} restore from {name}" + (f": {len(res.changed)} item(s)" if res.changed else ""))
     # A delta restores, flushes and checks in one round trip when every store can.
     left, restored = stores.restore_rounds(name, found)
+    if left:
+        stores.hold_jobs()  # the watch and the escalation see no job's writes
     if left and not _settled(site, stores, name, res.method, restored):
         res.escalations.append(f"after {res.method}: still changed: {', '.join(left[:5])}")
         reporter.step(site.name, f"check failed after {res.method}; escalating to full")
@@ -132,14 +133,16 @@ def _detected(stores: SiteStores, name: str) -> tuple[list[str], SiteChanges]:
             found)
 
 
-def _restore_paused(target: Target, site: Site, engine: Engine, stores: SiteStores, name: str, full: bool,
-                    res: SiteReset, reporter: Reporter) -> None:
+def _restore_paused(site: Site, stores: SiteStores, name: str, full: bool, res: SiteReset,
+                    reporter: Reporter) -> None:
     """:func:`_restore_stores` with the site's background jobs paused (``jobs`` in the stack
-    file; :func:`sitectl.sites.jobs.jobs_paused`); a failed resume becomes a note of ``res``."""
-    with jobs_paused(engine, target.container(site), site) as notes:
+    file) over every round trip: by the trips' own first and last steps
+    (:meth:`SiteStores.jobs_inline`); a failed resume becomes a note of ``res``."""
+    stores.notes = []
+    with stores.jobs_inline():
         _restore_stores(site, stores, name, full, res, reporter)
-    res.notes += notes
-    for n in notes:
+    res.notes += stores.notes
+    for n in stores.notes:
         reporter.step(site.name, n)
 
 
@@ -158,13 +161,13 @@ def reset_site(target: Target, site: Site, engine: Engine, name: str = GOLDEN, f
     try:
         check_covered(target, site, name)
         try:
-            _restore_paused(target, site, engine, stores, name, full, res, reporter)
+            _restore_paused(site, stores, name, full, res, reporter)
         except SitectlError:
             # Not looked at on the fast path (an inspect costs a round trip): a stopped
             # container (killed, or the engine restarted) is started with its state and reset again.
             if not _start_if_stopped(target, site, engine, res, reporter):
                 raise
-            _restore_paused(target, site, engine, stores, name, full, res, reporter)
+            _restore_paused(site, stores, name, full, res, reporter)
     except SitectlError as e:
         if isinstance(e, (DamagedRecord, WrittenDuringReset, JobsPauseFailed)):
             raise  # the host's record, the site's traffic or its jobs: re-creating the site would not mend it

@@ -5,19 +5,28 @@ their requests into as few ``docker exec`` round trips as it can (every store's 
 one; a delta restore, the cache flushes and the closing check in one more), cuts the results
 back per store and hands the snapshots layer typed answers: :class:`SiteChanges` and the list of
 items still changed. Nothing above this module sees a raw result list.
+
+A reset also hands it the site's background jobs (:meth:`SiteStores.jobs_inline`): each batch
+then pauses them as its first step (a gate: nothing after a failed pause runs) and resumes them
+as its last, so a reset that finds nothing changed is one ``docker exec`` and a delta is two,
+jobs paused over each; once a closing check finds something left, they stay paused
+(:meth:`SiteStores.hold_jobs`) until the reset ends.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sitectl.engine.base import Engine
 from sitectl.errors import StoreError
+from sitectl.sites.jobs import pause_argv, pause_failed, resume_argv, resume_note
 from sitectl.stack.model import Site
 from sitectl.stores import stores_for
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.sql import retry_deadlocks
-from sitectl.stores.transport import failure, fits, run_batch
+from sitectl.stores.transport import Command, failure, fits, run_batch
 
 
 @dataclass
@@ -72,7 +81,13 @@ class SiteStores:
     def __init__(self, site: Site, container: str, engine: Engine):
         self.site = site
         self.container = container
+        self.engine = engine
         self.stores: list[Store] = stores_for(site, container, engine)
+        #: The site's jobs: "off" (not handled here), "inline" (each batch pauses and resumes
+        #: them) or "held" (paused until :meth:`jobs_inline` ends).
+        self._jobs = "off"
+        #: Warnings of the jobs' resume (the reset's result stands; each names the command to run).
+        self.notes: list[str] = []
 
     def __iter__(self):
         return iter(self.stores)
@@ -80,6 +95,75 @@ class SiteStores:
     def _transport(self):
         """The site's ``docker exec`` transport (all its stores share one), or None."""
         return next((st.transport for st in self.stores if st.transport is not None), None)
+
+    # -- the site's jobs ------------------------------------------------------------------
+    @contextlib.contextmanager
+    def jobs_inline(self) -> Iterator[None]:
+        """Context manager: for its body, the site's background jobs (``jobs`` in the stack
+        file) are paused by the first step of each of this object's batches and resumed by its
+        last; after :meth:`hold_jobs`, they stay paused until the body ends, and are resumed
+        then. Nothing when the site declares no jobs. A failed resume adds to :attr:`notes`.
+
+        Raises (from the batches inside):
+            JobsPauseFailed: ``jobs.pause`` failed or took longer than ``jobs.timeout`` (s);
+                nothing of that batch after it ran (its jobs were let run again).
+        """
+        if self.site.jobs is None:
+            yield
+            return
+        self._jobs = "inline"
+        try:
+            yield
+        finally:
+            held, self._jobs = self._jobs == "held", "off"
+            if held:
+                self._resume(*self.engine.exec(self.container, resume_argv(self.site), timeout=60))
+
+    def hold_jobs(self) -> None:
+        """Inside :meth:`jobs_inline`: pause the site's jobs now (one ``docker exec``) and keep
+        them paused until its body ends (for work of several round trips: escalations, full
+        restores, the watch of a closing check's leftovers). Nothing otherwise.
+
+        Raises:
+            JobsPauseFailed: the pause failed (the jobs were let run again).
+        """
+        if self._jobs != "inline":
+            return
+        rc, out = self.engine.exec(self.container, pause_argv(self.site), timeout=self.site.jobs.timeout + 5)
+        if rc != 0:
+            self._let_run()
+            raise pause_failed(self.site, self.container, rc, out)
+        self._jobs = "held"
+
+    def _let_run(self) -> None:
+        """Best effort after a failed pause (one that timed out may still be in force)."""
+        self.engine.exec(self.container, resume_argv(self.site), timeout=60)
+
+    def _resume(self, rc: int, out: str) -> None:
+        if rc != 0:
+            self.notes.append(resume_note(self.site, self.container, rc, out))
+
+    def _run(self, requests: list, what: str) -> list:
+        """:func:`run_batch` of ``requests``; inside :meth:`jobs_inline`, with the jobs' pause
+        before them and their resume after, in the same exec (or, when a request goes over the
+        network, whose order with the exec could not be kept, with the jobs held).
+
+        Raises:
+            JobsPauseFailed: the pause failed; none of ``requests`` ran.
+            StoreError: the batch itself failed.
+        """
+        if self._jobs == "inline" and any(r.argv is None for r in requests):
+            self.hold_jobs()
+        if self._jobs != "inline":
+            return run_batch(self._transport(), requests, what)
+        results = run_batch(self._transport(), [Command(pause_argv(self.site), gate=True), *requests,
+                                                Command(resume_argv(self.site))], what)
+        (prc, pout), (rrc, rout) = results[0], results[-1]
+        if prc != 0:
+            self._let_run()
+            raise pause_failed(self.site, self.container, prc, pout)
+        self._resume(rrc, rout)
+        return results[1:-1]
 
     # -- snapshots ----------------------------------------------------------------------
     def snapshot(self, name: str) -> dict:
@@ -111,7 +195,7 @@ class SiteStores:
         pre = [a for st in stores for a in st.after_restore_requests()] if after_restore else []
         groups = [st.detect_requests(name) for st in stores]
         flat = [r for group in groups for r in group]
-        results = run_batch(self._transport(), pre + flat, f"{stores[0].site} changes") if pre + flat else []
+        results = self._run(pre + flat, f"{stores[0].site} changes") if pre + flat else []
         for a, res in zip(pre, results):
             err = failure(res)
             if err is not None:
@@ -152,8 +236,12 @@ class SiteStores:
             StoreError: a restore or flush command failed (the message names it).
         """
         if found is None or found.needs_full:
+            self.hold_jobs()
             return self._restore_stores(name, found), None
         left = self._restore_delta(name, found)
+        if left:
+            # From here on, what the jobs would write could not be told from what the restore left.
+            self.hold_jobs()
         for _ in range(self.ROUNDS - 1):
             if not left:
                 break
@@ -167,7 +255,10 @@ class SiteStores:
 
     def _restore_delta(self, name: str, found: SiteChanges) -> list[str]:
         left = self._restore_in_one_trip(name, found)
-        return left if left is not None else self._restore_stores(name, found)
+        if left is not None:
+            return left
+        self.hold_jobs()  # several round trips
+        return self._restore_stores(name, found)
 
     def _restore_stores(self, name: str, found: SiteChanges | None) -> list[str]:
         """Each store's own restore of what ``found`` lists (everything when None),
@@ -181,6 +272,7 @@ class SiteStores:
     def restore_all(self, name: str) -> list[str]:
         """A full restore of every store, one after the other, and the closing check (the
         escalation after a delta left something changed). Returns what is still changed."""
+        self.hold_jobs()
         for st in self.stores:
             st.restore(name, None)
         return self.check(name)
@@ -210,7 +302,7 @@ class SiteStores:
             return None  # a network query, or more than one exec can carry: step by step
 
         def trip() -> list:
-            results = run_batch(self._transport(), reqs, f"{stores[0].site} restore")
+            results = self._run(reqs, f"{stores[0].site} restore")
             for what, res in zip(["restore"] * len(restore) + ["flush after the restore"] * len(flush), results):
                 err = failure(res)
                 if err is not None:

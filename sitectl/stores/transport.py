@@ -18,18 +18,25 @@ if TYPE_CHECKING:
 # no command's output can hold a marker of a batch it cannot know). POSIX sh. Each command is
 # built as a list of positional references ("${3}" "${4}" ...): only index numbers ever reach
 # `eval`, never an argument's text, and the cost grows in line with the number of arguments.
+# A count ending in "g" marks a gate: when that command fails, the batch stops after its marker
+# (what follows it is not run; the jobs' pause before a restore is one).
 RUN_MANY_SH = r"""
 nonce=$1; shift
 i=1
 while [ "$i" -le "$#" ]; do
   eval "n=\${$i}"
+  gate=0; case $n in *g) gate=1; n=${n%g};; esac
   j=$((i + 1)); end=$((i + n)); cmd=""
   while [ "$j" -le "$end" ]; do cmd="$cmd \"\${$j}\""; j=$((j + 1)); done
   ( eval "$cmd" ) 2>&1
-  printf '\n@@sitectl-rc-%s=%s@@\n' "$nonce" "$?"
+  rc=$?
+  printf '\n@@sitectl-rc-%s=%s@@\n' "$nonce" "$rc"
+  if [ "$gate" = 1 ] && [ "$rc" != 0 ]; then exit 0; fi
   i=$((end + 1))
 done
 """
+#: The exit code :meth:`ExecTransport.run_many` gives the commands a failed gate kept from running.
+NOT_RUN = -1
 #: Bytes of arguments one batch may carry (Linux caps one exec's arguments and environment at
 #: about 2 MiB, and one argument at 128 KiB); a larger batch is refused with StoreError.
 BATCH_BUDGET = 1_000_000
@@ -67,10 +74,12 @@ class ExecTransport:
             raise StoreError(f"{self.site}: {what} failed (exit code {rc}): {out.strip()[-1500:]}")
         return out
 
-    def run_many(self, argvs: list[list[str]], what: str, timeout: float = 600) -> list[tuple[int, str]]:
+    def run_many(self, argvs: list[list[str]], what: str, timeout: float = 600,
+                 gates: frozenset[int] = frozenset()) -> list[tuple[int, str]]:
         """Run several argvs in one ``docker exec`` (one round trip instead of one each) and
         return ``(exit code, output)`` of each, in order. No shell text is built from the
-        arguments. The caller judges the exit codes.
+        arguments. The caller judges the exit codes. When a command whose index is in ``gates``
+        fails, the ones after it do not run: their exit code is :data:`NOT_RUN`.
 
         Raises:
             StoreError: the batch itself could not run.
@@ -81,15 +90,17 @@ class ExecTransport:
             raise StoreError(f"{self.site}: {what}: the commands are too large for one exec "
                              f"({sum(len(a.encode()) + 1 for v in argvs for a in v)} bytes)")
         args: list[str] = []
-        for a in argvs:
-            args += [str(len(a)), *a]
+        for k, a in enumerate(argvs):
+            args += [f"{len(a)}g" if k in gates else str(len(a)), *a]
         nonce = secrets.token_hex(16)
         rc, out = self.engine.exec(self.container, ["sh", "-c", RUN_MANY_SH, "sh", nonce, *args], timeout=timeout)
         pieces = _marks(nonce).split(out)  # text, rc, text, rc, ..., trailing text
         outs, rcs = pieces[0:-1:2], pieces[1::2]
-        if rc != 0 or len(outs) != len(argvs):
+        stopped = bool(outs) and len(outs) < len(argvs) and len(outs) - 1 in gates and rcs[-1] != "0"
+        if rc != 0 or (len(outs) != len(argvs) and not stopped):
             raise StoreError(f"{self.site}: {what} failed (exit code {rc}): {out.strip()[-1500:]}")
-        return [(int(r), o) for r, o in zip(rcs, outs)]
+        ran = [(int(r), o) for r, o in zip(rcs, outs)]
+        return ran + [(NOT_RUN, "not run: an earlier step of the batch failed")] * (len(argvs) - len(ran))
 
 
 def budget_chunks(items: list[str], budget: int, base: int = 0):
@@ -118,9 +129,12 @@ def fits(argvs: list[list[str]]) -> bool:
 
 @dataclass
 class Command:
-    """A command to run inside the site's container; its result is ``(exit code, output)``."""
+    """A command to run inside the site's container; its result is ``(exit code, output)``.
+    A ``gate`` that fails in a batch keeps the batch's later commands from running
+    (:meth:`ExecTransport.run_many`)."""
 
     argv: list[str]
+    gate: bool = False
 
     def decode(self, rc: int, out: str) -> tuple[int, str]:
         return rc, out
@@ -140,7 +154,8 @@ def run_batch(transport: ExecTransport | None, requests: list, what: str) -> lis
     if batched:
         if transport is None:
             raise StoreError(f"{what}: a command needs the site's container, and none is reachable")
-        for (i, r, _), (rc, out) in zip(batched, transport.run_many([a for _, _, a in batched], what)):
+        gates = frozenset(k for k, (_, r, _) in enumerate(batched) if getattr(r, "gate", False))
+        for (i, r, _), (rc, out) in zip(batched, transport.run_many([a for _, _, a in batched], what, gates=gates)):
             results[i] = r.decode(rc, out)
     for i, r in enumerate(requests):
         if results[i] is None:

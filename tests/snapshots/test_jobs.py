@@ -141,3 +141,52 @@ def test_a_pause_ends_by_itself_when_its_caller_dies(mini, engine, fast_jobs):
     assert "paused" in sh(engine, "shopping", "replica-jobs", "status", "cron")
     time.sleep(2)
     assert runs(engine, "shopping") > n
+
+
+class CountingEngine:
+    """The real engine, with its ``docker exec`` calls counted (a spy: every call still goes to
+    Docker; nothing is mocked)."""
+
+    def __init__(self, engine):
+        self._engine = engine
+        self.execs: list[str] = []
+
+    def exec(self, name, argv, timeout=600):
+        self.execs.append(name)
+        return self._engine.exec(name, argv, timeout)
+
+    def __getattr__(self, attr):
+        return getattr(self._engine, attr)
+
+
+def test_a_reset_pauses_the_jobs_inside_its_own_round_trips(mini, engine):
+    """Nothing changed: one ``docker exec`` (pause, detection, resume); a delta: two (the
+    restore's trip pauses and resumes them again), and still no run overlapped a pause (the
+    replica's own log). The jobs are made idle between the pauses so that the counts do not
+    depend on a run landing in the test."""
+    site = mini.stack.sites["shopping"]
+    every(engine, "shopping", 3600)
+    try:
+        snapshots.reset(mini, [site], engine)
+        t0 = time.time()
+        spy = CountingEngine(engine)
+        (row,) = snapshots.reset(mini, [site], spy)
+        assert row.method == "none" and not row.notes, row
+        assert spy.execs == ["shopping"], spy.execs
+        total = "SELECT COUNT(*), SUM(grand_total) FROM sales_order"
+        before = sh(engine, "shopping", "mysql", "magentodb", "-N", "-e", total)
+        sh(engine, "shopping", "mysql", "magentodb", "-e", "UPDATE sales_order SET grand_total = grand_total + 1 ORDER BY entity_id LIMIT 1")
+        spy.execs.clear()
+        (row,) = snapshots.reset(mini, [site], spy)
+        assert row.method == "delta" and [c.split(" (")[0] for c in row.changed] == ["table sales_order"] and not row.notes, row
+        assert spy.execs == ["shopping", "shopping"], spy.execs
+        pauses = [e for e in log(engine, "shopping") if e[0] in ("pause", "resume") and float(e[1]) >= t0]
+        assert [e[0] for e in pauses] == ["pause", "resume"] * 3, pauses
+        assert sh(engine, "shopping", "mysql", "magentodb", "-N", "-e", total) == before  # a separate query
+    finally:
+        every(engine, "shopping", 60)
+    every(engine, "shopping", 0.2)
+    time.sleep(1)
+    assert_no_run_overlapped_a_pause(log(engine, "shopping"), t0)
+    every(engine, "shopping", 60)
+    snapshots.reset(mini, [site], engine)

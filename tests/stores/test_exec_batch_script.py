@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitectl.errors import StoreError
-from sitectl.stores.transport import ARG_BUDGET, RUN_MANY_SH, ExecTransport
+from sitectl.stores.transport import ARG_BUDGET, NOT_RUN, RUN_MANY_SH, ExecTransport
 
 SHELLS = [pytest.param(["sh"], id="sh")]
 if shutil.which("bash"):
@@ -115,6 +115,37 @@ def test_a_failing_command_does_not_stop_the_ones_after_it(tr):
     assert [rc for rc, _ in res] == [1, 255, 127, 7, 0]
     assert "no-such-command-sitectl-test" in res[2][1]
     assert res[4] == (0, "still runs")
+
+
+def test_a_failing_gate_stops_the_batch_and_what_follows_it_is_reported_not_run(tr, tmp_path):
+    """A gate (the jobs' pause before a restore) that fails keeps every later command from
+    running: the canary is never touched, and those commands come back as NOT_RUN."""
+    canary = tmp_path / "ran-after-the-gate"
+    res = tr.run_many([["printf", "before"], ["sh", "-c", "printf paused?; exit 4"], ["touch", str(canary)],
+                       ["printf", "resume"]], "w", gates=frozenset({1}))
+    assert res[:2] == [(0, "before"), (4, "paused?")]
+    assert [rc for rc, _ in res[2:]] == [NOT_RUN, NOT_RUN]
+    assert not canary.exists()
+
+
+def test_a_gate_that_succeeds_lets_the_batch_run_on(tr, tmp_path):
+    canary = tmp_path / "ran"
+    res = tr.run_many([["printf", "gate"], ["false"], ["touch", str(canary)]], "w", gates=frozenset({0}))
+    assert [rc for rc, _ in res] == [0, 1, 0] and canary.exists()
+
+
+def test_a_failing_last_command_that_is_a_gate_is_just_a_failure(tr):
+    assert tr.run_many([["printf", "x"], ["false"]], "w", gates=frozenset({1})) == [(0, "x"), (1, "")]
+
+
+def test_a_batch_cut_short_without_a_failed_gate_is_an_error():
+    """Fewer results than commands and no failed gate to explain it: the batch broke."""
+    out = "a\n@@sitectl-rc-{n}=0@@\n"
+    eng = CannedEngine(0, "")
+    tr = ExecTransport(eng, "c1", "shopping")
+    tr.engine.exec = lambda name, argv, timeout=600: (0, out.format(n=argv[4]))
+    with pytest.raises(StoreError):
+        tr.run_many([["printf", "a"], ["printf", "b"]], "w", gates=frozenset({0}))
 
 
 def test_an_empty_argv_is_an_empty_command_that_succeeds(tr):
