@@ -42,6 +42,8 @@ class DockerEngine(Engine):
 
     def __init__(self, client: DockerClient | None = None):
         self._client = client
+        #: Only the default client's engine is reached through the Engine API's socket.
+        self._own_client = client is not None
         self._version: str | None = None
 
     @property
@@ -335,8 +337,21 @@ class DockerEngine(Engine):
 
         ``timeout`` bounds how long sitectl waits; on expiry the exit code is 124 (the
         command may still run inside the container).
+
+        With the default client on the local socket, the exec goes through the Engine API
+        directly (:func:`_api_exec`: three requests, no ``docker`` process, about 20-30 ms less
+        per call); anything unusual before the command starts (no socket, no such container,
+        an unexpected answer) takes python-on-whales' ``docker exec``, whose exit codes and
+        messages it then reports. The output is the same either way: standard output alone
+        without its last newline on success, standard output and error otherwise.
         """
+        deadline = time.monotonic() + timeout
+
         def call() -> tuple[int, str]:
+            if not self._own_client:
+                done = _api_exec(name, list(argv), deadline)
+                if done is not None:
+                    return done
             try:
                 out = self.docker.container.execute(name, list(argv))
                 return 0, out or ""
@@ -407,6 +422,111 @@ def _local_socket() -> str | None:
     except (OSError, ValueError, AttributeError):
         return None  # unreadable or not a mapping: the client decides
     return DEFAULT_SOCKET if current in (None, "", "default") else None
+
+
+def _api_call(method: str, path: str, body: object, deadline: float, limit: int | None = 64 << 20
+              ) -> tuple[bytes, bytes] | None:
+    """One ``method path`` request of the Engine API on :func:`_local_socket` with ``body`` as
+    JSON (None: no body), HTTP/1.0 (the answer ends when the engine closes the connection):
+    ``(status line and headers, body)``, or None when there is no local socket, it refuses,
+    or the answer is over ``limit`` bytes (None: no limit).
+
+    Raises:
+        TimeoutError: ``deadline`` (``time.monotonic()``) passed.
+    """
+    where = _local_socket()
+    if where is None:
+        return None
+    payload = b"" if body is None else json.dumps(body).encode()
+    data = bytearray()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(max(0.001, deadline - time.monotonic()))
+            s.connect(where)
+            s.sendall(f"{method} {path} HTTP/1.0\r\nHost: docker\r\nContent-Type: application/json\r\n"
+                      f"Content-Length: {len(payload)}\r\n\r\n".encode("ascii") + payload)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                s.settimeout(left)
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+                if limit is not None and len(data) > limit:
+                    return None
+    except TimeoutError:
+        raise
+    except OSError:
+        return None
+    head, _, rest = bytes(data).partition(b"\r\n\r\n")
+    return head, rest
+
+
+def _status(head: bytes) -> bytes:
+    parts = head.split(b"\r\n", 1)[0].split()
+    return parts[1] if len(parts) > 1 else b""
+
+
+def _api_exec(name: str, argv: list[str], deadline: float) -> tuple[int, str] | None:
+    """``docker exec name argv`` through the Engine API (create the exec, start it attached,
+    read its multiplexed stream until the engine closes it, then its exit code), with
+    python-on-whales' output rules: on exit code 0 standard output with one trailing newline
+    removed; otherwise standard output and standard error joined by a newline; undecodable
+    bytes replaced. Engine API: docs.docker.com/engine/api/v1.41, "Exec" (ContainerExec,
+    ExecStart, ExecInspect) and "Stream format" (8-byte frame headers: stream type, 3 zero
+    bytes, big-endian length).
+
+    Returns:
+        ``(exit code, output)``; 124 when ``deadline`` passed while it ran; None when it could
+        not be started this way (no local socket, no such container, not running, any other
+        answer than the documented one): nothing ran, the caller asks the ``docker`` client.
+    """
+    try:
+        made = _api_call("POST", f"/containers/{urllib.parse.quote(name, safe='')}/exec",
+                         {"Cmd": argv, "AttachStdout": True, "AttachStderr": True}, deadline, limit=1 << 16)
+        if made is None or _status(made[0]) != b"201":
+            return None
+        try:
+            exec_id = json.loads(made[1])["Id"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not isinstance(exec_id, str) or not re.fullmatch(r"[0-9a-f]{16,128}", exec_id):
+            return None
+        # From here on the command may have run: never handed to the client to run again.
+        started = _api_call("POST", f"/exec/{exec_id}/start", {"Detach": False, "Tty": False}, deadline,
+                            limit=None)
+        if started is None:
+            return 1, "the Docker engine's socket closed before the exec's answer"
+        if _status(started[0]) != b"200":
+            return 1, f"the Docker engine refused to start the exec: {started[1].decode(errors='replace').strip()}"
+        streams = {1: bytearray(), 2: bytearray()}
+        raw, at = started[1], 0
+        while at + 8 <= len(raw):
+            kind, size = raw[at], int.from_bytes(raw[at + 4:at + 8], "big")
+            streams.setdefault(kind, bytearray()).extend(raw[at + 8:at + 8 + size])
+            at += 8 + size
+        wait = 0.001
+        while True:  # the exit code is recorded as the process ends, the stream may close first
+            seen = _api_call("GET", f"/exec/{exec_id}/json", None, deadline, limit=1 << 20)
+            try:
+                info = json.loads(seen[1]) if seen is not None and _status(seen[0]) == b"200" else None
+            except ValueError:
+                info = None
+            if not isinstance(info, dict):
+                return 1, "the Docker engine did not report the exec's exit code"
+            if not info.get("Running") and isinstance(info.get("ExitCode"), int):
+                rc = info["ExitCode"]
+                break
+            time.sleep(wait)
+            wait = min(wait * 2, 0.05)
+    except TimeoutError:
+        return 124, "timed out"
+    out, err = (bytes(streams[k]).decode(errors="replace") for k in (1, 2))
+    if rc == 0:
+        return 0, out[:-1] if out.endswith("\n") else out
+    return rc, "\n".join(x for x in (out, err) if x)
 
 
 def _api_get(path: str, timeout: float = 5.0, limit: int = 64 << 20) -> object | None:

@@ -31,6 +31,7 @@ from pathlib import Path
 import yaml
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException, NoSuchContainer
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
 from sitectl.engine.base import Adopted, ContainerInfo, Engine, RunSpec
 from sitectl.engine.docker import DockerEngine, _one_line
@@ -371,10 +372,23 @@ class Swarm:
         finally:
             os.unlink(path)
 
-    def remove_stack(self, name: str) -> None:
-        """``docker stack rm name``; nothing when it does not exist."""
-        if name in self.stacks():
-            self._call(f"docker stack rm {name}", self.docker.stack.remove, name, quiet=True)
+    def remove_stack(self, name: str, wait: float = 60.0) -> None:
+        """``docker stack rm name``; nothing when it does not exist.
+
+        Swarm answers ``network ... is in use by task`` while it still detaches the stack's
+        tasks from its network (the services are gone, the network is removed later); the call
+        is repeated, 1 s apart, for up to ``wait`` seconds while that is the answer.
+
+        Raises:
+            EngineError: Docker refused for another reason, or still after ``wait`` s.
+        """
+        if name not in self.stacks():
+            return
+        for attempt in Retrying(stop=stop_after_delay(wait), wait=wait_fixed(1.0), reraise=True,
+                                retry=retry_if_exception(lambda e: isinstance(e, EngineError)
+                                                         and "in use" in str(e))):
+            with attempt:
+                self._call(f"docker stack rm {name}", self.docker.stack.remove, name, quiet=True)
 
     def stacks(self) -> list[str]:
         """Names of the deployed stacks."""
