@@ -89,38 +89,47 @@ def stats(samples: list[float]) -> dict:
 
 #: What each site's database is made of, read by its own client (not by sitectl): the tables,
 #: foreign keys and triggers of the applications' own structures (issue 15), and Magento's
-#: indexers on "Update by Schedule".
+#: indexers on "Update by Schedule", and two row counts that tell the scale (products and reviews,
+#: submissions and comments, projects and issues).
 STRUCTURE = {
     "shopping": ("shopping", ["mysql", "-uroot", "-p1234567890", "-N", "-B", "magentodb", "-e",
                               "SELECT (SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'magentodb'), "
                               "(SELECT COUNT(*) FROM information_schema.referential_constraints WHERE constraint_schema = 'magentodb'), "
                               "(SELECT COUNT(*) FROM information_schema.triggers WHERE trigger_schema = 'magentodb' "
-                              "AND trigger_name NOT LIKE 'sitectl\\_%'), (SELECT COUNT(*) FROM mview_state WHERE mode = 'enabled')"]),
+                              "AND trigger_name NOT LIKE 'sitectl\\_%'), (SELECT COUNT(*) FROM mview_state WHERE mode = 'enabled'), "
+                              "(SELECT COUNT(*) FROM catalog_product_entity), (SELECT COUNT(*) FROM review)"]),
     "reddit": ("forum", ["psql", "-U", "postgres", "-d", "postmill", "-At", "-F", "\t", "-c",
                          "SELECT (SELECT count(*) FROM pg_tables WHERE schemaname = 'public'), "
                          "(SELECT count(*) FROM pg_constraint WHERE contype = 'f'), "
-                         "(SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal AND tgname NOT LIKE 'sitectl%'), 0"]),
+                         "(SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal AND tgname NOT LIKE 'sitectl%'), 0, "
+                         "(SELECT count(*) FROM submissions), (SELECT count(*) FROM comments)"]),
     "gitlab": ("gitlab", ["gitlab-psql", "-d", "gitlabhq_production", "-At", "-F", "\t", "-c",
                           "SELECT (SELECT count(*) FROM pg_class WHERE relkind IN ('r', 'p') AND relnamespace::regnamespace::text "
                           "IN ('public', 'gitlab_partitions_static', 'gitlab_partitions_dynamic')), "
                           "(SELECT count(*) FROM pg_constraint WHERE contype = 'f'), "
                           "(SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal AND tgname NOT LIKE 'sitectl%'), "
-                          "(SELECT count(*) FROM pg_partitioned_table)"]),
+                          "(SELECT count(*) FROM pg_partitioned_table), "
+                          "(SELECT count(*) FROM projects), (SELECT count(*) FROM issues)"]),
 }
 
 
+ROWS = {"shopping": ("products", "reviews"), "reddit": ("submissions", "comments"), "gitlab": ("projects", "issues")}
+
+
 def structure(engine) -> dict:
-    """Per site: tables, foreign keys, application triggers, and (Magento) indexers on schedule
-    or (GitLab) partitioned tables, as the database's own client counts them."""
+    """Per site: tables, foreign keys, application triggers, (Magento) indexers on schedule or
+    (GitLab) partitioned tables, and the rows of :data:`ROWS`, as the database's own client
+    counts them."""
     out = {}
     for site, (container, argv) in STRUCTURE.items():
         rc, text = engine.exec(container, argv)
         if rc != 0:
             raise SystemExit(f"{site}: counting its structure failed: {text[-300:]}")
-        tables, fks, triggers, last = (int(x) for x in text.split())
+        tables, fks, triggers, last, rows_a, rows_b = (int(x) for x in text.split())
         out[site] = {"tables": tables, "foreign_keys": fks, "app_triggers": triggers,
                      ("indexers_on_schedule" if site == "shopping" else "partitioned_parents" if site == "gitlab"
-                      else "extra"): last}
+                      else "extra"): last,
+                     **dict(zip(ROWS[site], (rows_a, rows_b)))}
         out[site].pop("extra", None)
     return out
 
