@@ -243,6 +243,7 @@ def chart(res: dict, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     scales = list(res)
     fig, axes = plt.subplots(1, len(scales), figsize=(7 * len(scales), 6), squeeze=False)
@@ -265,6 +266,7 @@ def chart(res: dict, path: Path) -> None:
         ax.set_yticks(list(y))
         ax.set_yticklabels(labels, fontsize=7)
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # minor labels overlap on short ranges
         ax.set_xlabel("seconds (log scale): bar = median, tick = p95")
         ax.set_title(f"sitectl reset, mini stack, {scale} scale")
         ax.invert_yaxis()
