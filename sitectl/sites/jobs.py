@@ -58,10 +58,15 @@ def _paused(engine: Engine, container: str, site: Site) -> Iterator[list[str]]:
             notes.append(resume_note(site, container, rc, out))
 
 
+#: Exit codes of ``timeout`` when its time ran out: coreutils' 124, BusyBox's 143 (128 + SIGTERM).
+TIMED_OUT = (124, 143)
+
+
 def pause_argv(site: Site) -> list[str]:
     """The site's ``jobs.pause`` as one step of a ``docker exec`` batch, bounded by
     ``jobs.timeout`` seconds through ``timeout`` (coreutils' and BusyBox's take ``SECS PROG``;
-    exit code 124 when it expires). The site must declare ``jobs``."""
+    when it expires coreutils' exits 124, BusyBox 1.35's 143, the status of the SIGTERM it
+    sends). The site must declare ``jobs``."""
     jobs = site.jobs
     return ["timeout", f"{jobs.timeout:g}", *jobs.pause]
 
@@ -77,7 +82,7 @@ def pause_failed(site: Site, container: str, rc: int, out: str) -> JobsPauseFail
     jobs = site.jobs
     return JobsPauseFailed(
         f"{site.name}: pausing its {jobs.what} failed (`{' '.join(jobs.pause)}` in container {container}: "
-        f"exit code {rc}{', timed out after %g s' % jobs.timeout if rc == 124 else ''}: {out.strip()[-300:]}); "
+        f"exit code {rc}{', timed out after %g s' % jobs.timeout if rc in TIMED_OUT else ''}: {out.strip()[-300:]}); "
         "nothing was copied or restored. Check the jobs (a job that does not end holds the pause), or "
         "correct `jobs.pause` in the stack file")
 
