@@ -23,7 +23,7 @@ from sitectl.engine import Engine
 from sitectl.errors import DoctorFailed, SitectlError
 from sitectl.stack import Site
 from sitectl.stack.target import Target
-from sitectl.stores import session_for
+from sitectl.stores import ElasticsearchStore, session_for
 from sitectl.stores.files import ROOT as FILES_ROOT
 from sitectl.stores.transport import ExecTransport, out_lines
 
@@ -208,6 +208,8 @@ def diagnose(target: Target, site: Site, engine: Engine) -> dict:
                                 "answers PING" if ok else f"`{' '.join(client)} -n {s.db} PING` gave exit code {rc}: {out.strip()[-300:]}",
                                 "" if ok else f"{where}.client: a redis-cli that reaches the server (a socket: -s PATH; "
                                               "GitLab's image: gitlab-redis-cli)"))
+        elif s.kind == "elasticsearch":
+            checks.append(_es_check(site, s, ExecTransport(engine, name, site.name), where))
     for path, size in got["dir"].items():
         if size == "missing":
             checks.append(Check(f"folder {path}", "warn", "does not exist (the files store takes it as empty)",
@@ -226,6 +228,24 @@ def diagnose(target: Target, site: Site, engine: Engine) -> dict:
     if mem is not None:
         checks.append(Check("memory", "warn" if mem < LOW_MEMORY_KIB else "ok", f"{_kib(mem)} available"))
     return done()
+
+
+def _es_check(site: Site, s, transport: ExecTransport, where: str) -> Check:
+    """The Elasticsearch server answers the store's helper (on the container's python3) and
+    which indices match; none matching is a warning (nothing would be reset)."""
+    store = ElasticsearchStore(site.name, transport, s.url or "http://127.0.0.1:9200", s.indices)
+    label = f"elasticsearch {','.join(s.indices)}"
+    try:
+        got = store.server()
+    except SitectlError as e:
+        return Check(label, "fail", str(e)[-400:],
+                     f"{where}: the server must answer at {store.url} inside the container (WebArena's Magento images run "
+                     "Elasticsearch under supervisor: supervisorctl status elasticsearch), and python3 must be there")
+    names = [n for n in got.get("indices") or [] if isinstance(n, str)]
+    if not names:
+        return Check(label, "warn", f"version {got.get('version')}; no index matches {','.join(s.indices)}",
+                     f"{where}.indices: the patterns of the application's indices (curl {store.url}/_cat/indices)")
+    return Check(label, "ok", f"version {got.get('version')}; {len(names)} index(es): {', '.join(names[:5])}")
 
 
 def _sql_check(site: Site, s, s_index: int, transport: ExecTransport, where: str, got: dict) -> Check:

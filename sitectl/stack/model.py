@@ -118,9 +118,14 @@ class StateStore(_Strict):
         ``apart`` = key prefixes fingerprinted on their own (``redis keys PREFIX*``, e.g. the
         keys a site's jobs write, which :attr:`Jobs.writes` can then name).
         ``cache``: ``flush`` = argv run in the container after every restore of the site.
+        ``elasticsearch``: ``url`` = the server as the container reaches it (default
+        ``http://127.0.0.1:9200``); ``indices`` = index patterns (``magento2_*``), none of
+        them ``sitectl-*`` (sitectl's copies).
     """
 
-    kind: Literal["mysql", "postgres", "files", "redis", "cache"]
+    kind: Literal["mysql", "postgres", "files", "redis", "cache", "elasticsearch"]
+    url: str | None = None
+    indices: list[str] = Field(default_factory=list)
     database: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{1,64}$")
     paths: list[str] = Field(default_factory=list)
     client: list[str] | None = None
@@ -153,6 +158,17 @@ class StateStore(_Strict):
                                      "are named in sitectl's records one per line)")
         if self.kind == "cache" and not self.flush:
             raise ValueError("a cache store needs flush (an argv)")
+        if self.kind == "elasticsearch":
+            if not self.indices:
+                raise ValueError("an elasticsearch store needs indices (index patterns, e.g. magento2_*)")
+            for pat in self.indices:
+                if not re.fullmatch(r"[a-z0-9*?][a-z0-9_.*?+-]{0,199}", pat) or pat.startswith("sitectl-"):
+                    raise ValueError(f"index pattern {pat!r}: lower-case letters, digits, _ . + - and the wildcards * ?, "
+                                     "not starting with sitectl- (sitectl's own copies)")
+            if self.url is not None and not re.fullmatch(r"https?://[A-Za-z0-9.\-\[\]:]{1,200}(:\d{1,5})?", self.url):
+                raise ValueError(f"url {self.url!r}: http://HOST[:PORT] as the container reaches the server")
+        elif self.url is not None or self.indices:
+            raise ValueError(f"a {self.kind} store cannot have url or indices (only elasticsearch stores)")
         return self
 
 

@@ -1,4 +1,4 @@
-"""State stores (mysql, postgres, files, redis, cache) and :func:`stores_for`, which builds a
+"""State stores (mysql, postgres, files, redis, cache, elasticsearch) and :func:`stores_for`, which builds a
 site's stores from its ``stores`` entries in the stack file."""
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from sitectl.errors import StoreError
 from sitectl.stack import Site
 from sitectl.stores.base import Changes, Store, check_snapshot_name
 from sitectl.stores.cache import CacheStore
+from sitectl.stores.elasticsearch import ElasticsearchStore
 from sitectl.stores.files import FilesStore
 from sitectl.stores.mysql import MysqlStore
 from sitectl.stores.postgres import PostgresStore
@@ -50,11 +51,13 @@ def stores_for(site: Site, container: str, engine: Engine) -> list[Store]:
             out.append(FilesStore(site.name, tr, s.paths))
         elif s.kind == "redis":
             out.append(RedisStore(site.name, tr, s.client, s.db, s.apart))
+        elif s.kind == "elasticsearch":
+            out.append(ElasticsearchStore(site.name, tr, s.url or "http://127.0.0.1:9200", s.indices))
         else:
             out.append(CacheStore(site.name, tr, s.flush))
     return out
 
 
-__all__ = ["Changes", "Endpoint", "MysqlExec", "MysqlNetwork", "MysqlStore", "PostgresExec", "PostgresNetwork",
+__all__ = ["Changes", "ElasticsearchStore", "Endpoint", "MysqlExec", "MysqlNetwork", "MysqlStore", "PostgresExec", "PostgresNetwork",
            "PostgresStore", "SqlResult", "SqlSession", "Store", "StoreError", "check_snapshot_name", "session_for",
            "sql_session_of", "stores_for"]

@@ -144,8 +144,9 @@ STUB_PY = (
 
 # $1 = the stub, $2 = the helper's text, $3 = its mode, then the mode's arguments. Runs the
 # helper with the first executable python3 that is 3.7 or newer (PATH's, then GitLab's embedded
-# one); without one, the mode's GNU find script follows (FALLBACK_SH), which needs GNU find.
-WITH_PYTHON_SH = r"""
+# one) and exits with its code; what follows PYTHON_SH runs only when there is none (here the
+# mode's GNU find script, FALLBACK_SH, which needs GNU find).
+PYTHON_SH = r"""
 stub=$1; h=$2; shift 2
 for py in python3 /opt/gitlab/embedded/bin/python3; do
   p=$(command -v "$py" 2>/dev/null) || continue
@@ -154,11 +155,12 @@ for py in python3 /opt/gitlab/embedded/bin/python3; do
   rc=$?
   [ "$rc" -eq TOO_OLD ] || exit "$rc"
 done
-find / -maxdepth 0 -printf '' >/dev/null 2>&1 || {
+""".replace("TOO_OLD", str(TOO_OLD))
+WITH_PYTHON_SH = PYTHON_SH + r"""find / -maxdepth 0 -printf '' >/dev/null 2>&1 || {
   echo "sitectl's files store needs python3 (3.7 or newer: its helper uses only the standard library) or GNU find in this container, and it has neither (BusyBox find has no -printf); install python3 in the image (Alpine: apk add python3), or run sitectl doctor for what the container offers" >&2
   exit 5; }
 shift
-""".replace("TOO_OLD", str(TOO_OLD))
+"""
 # The diff mode's GNU fallback: LIST_SH for each (live, listing, old listing) triple, one section
 # each, ended by a line "@@" as the helper's.
 DIFF_SH = "while [ $# -ge 3 ]; do\n(\n" + LIST_SH + "\n) || exit $?\necho @@\nshift 3\ndone\n"

@@ -157,6 +157,9 @@ def main():
         seed_full.seed_full(STORE, SEED)
     ex(conn, "REPLACE INTO cataloginventory_stock_status (product_id, website_id, stock_id, qty, stock_status) SELECT product_id, 0, 1, qty, is_in_stock FROM cataloginventory_stock_item")
     catch_up_changelogs(conn)
+    # The catalog search index in the Elasticsearch double, as indexer:reindex leaves it.
+    import search_index
+    print("search index:", search_index.reindex_all(conn, search_index.InProcess()))
     print("seeded", STORE, "SEED=%s SCALE=%s" % (SEED, SCALE))
 
 

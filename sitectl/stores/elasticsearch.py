@@ -1,0 +1,169 @@
+"""Elasticsearch store (the Magento images' catalog search index): the matching indices back to
+the snapshot's, found changed by their indexing counters and definitions, restored from copies
+in the same server (research/fast-reset.md §4.3: with cron running and the indexers on
+schedule, a product or price edit reaches the index through the changelog, so restoring MySQL
+alone leaves the index holding the task's changes; "detect ES writes cheaply via ``_stats``
+indexing counters").
+
+Snapshot ``NAME`` copies each index matching the store's patterns into ``sitectl-NAME-INDEX``
+with the same mappings and settings (``_reindex``) and records, in ``/var/lib/sitectl/
+elasticsearch/NAME.json`` inside the container, each index's definition, aliases and state: its
+uuid, document count, ``indexing.index_total`` and ``delete_total`` (which count every write
+and delete, and which the server keeps in memory: after a restart of Elasticsearch every index
+reads as written, and the next reset restores them all). A detection compares the live state
+with the record: a written, deleted, created or re-made index, changed aliases or mappings are
+named. A restore deletes the named indices and makes the recorded ones again from their copies
+(their record's state renewed). ``verify --deep`` compares a digest of every document (id and
+source), the definition and the aliases of each live index with the same digest read from its
+copy.
+
+Everything runs inside the container through :mod:`sitectl.stores.es_helper` (stdlib Python, on
+the container's python3; no ``curl`` needed), one ``docker exec`` per step.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sitectl.errors import StoreError
+from sitectl.stores import es_helper
+from sitectl.stores.base import Changes, Store
+from sitectl.stores.files import PYTHON_SH, STUB_PY
+from sitectl.stores.transport import Command, ExecTransport
+
+#: Where the snapshot records live inside the container.
+ROOT = "/var/lib/sitectl/snapshots/elasticsearch"
+#: The helper program's text (stdlib only; see its docstring).
+HELPER = Path(es_helper.__file__).read_text(encoding="utf-8")
+#: Exit code of the helper when the snapshot has no record.
+NO_RECORD = 3
+NO_PYTHON_SH = ('echo "sitectl\'s elasticsearch store needs python3 (3.7 or newer) in this container; install it '
+                '(Alpine: apk add python3), or run sitectl doctor for what the container offers" >&2\nexit 5\n')
+
+
+def helper_argv(mode: str, *args: str) -> list[str]:
+    """The argv that runs the helper's ``mode`` with ``args`` on the container's python3."""
+    return ["sh", "-c", PYTHON_SH + NO_PYTHON_SH, "sh", STUB_PY, HELPER, mode, *args]
+
+
+class ElasticsearchStore(Store):
+    """The indices of one Elasticsearch server inside the container that match ``indices``.
+
+    Args:
+        site: the site's name.
+        transport: the site's ``docker exec`` transport.
+        url: the server as seen inside the container (``http://127.0.0.1:9200``).
+        indices: index patterns (``magento2_*``); sitectl's own ``sitectl-*`` copies never match.
+    """
+
+    kind = "elasticsearch"
+
+    def __init__(self, site: str, transport: ExecTransport, url: str, indices: list[str]):
+        super().__init__(site, "elasticsearch:" + ",".join(indices))
+        self.transport = transport
+        self.url = url
+        self.patterns = ",".join(indices)
+
+    def _meta(self, name: str) -> str:
+        return f"{ROOT}/{name}.json"
+
+    def _run(self, mode: str, *args: str, what: str) -> object:
+        rc, out = self.transport.engine.exec(self.transport.container, helper_argv(mode, self.url, *args))
+        return self._parse(rc, out, what)
+
+    def _parse(self, rc: int, out: str, what: str) -> object:
+        if rc != 0:
+            raise StoreError(f"{self.site}: elasticsearch {what} failed (exit code {rc}): {out.strip()[-800:]}")
+        try:
+            return json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise StoreError(f"{self.site}: elasticsearch {what}: the helper's answer is not JSON: {out.strip()[-300:]}") from None
+
+    # -- snapshots --------------------------------------------------------------------------
+    def snapshot(self, name: str) -> dict:
+        docs = self._run("snapshot", self.patterns, name, self._meta(name), what=f"snapshot {name}")
+        if not isinstance(docs, dict):
+            raise StoreError(f"{self.site}: elasticsearch snapshot {name}: unexpected answer")
+        return {"fingerprint": self.fingerprint(name), "size": 0, "indices": len(docs),
+                "documents": sum(int(v) for v in docs.values() if isinstance(v, int))}
+
+    def exists(self, name: str) -> bool:
+        rc, _ = self.transport.engine.exec(self.transport.container, ["test", "-f", self._meta(name)])
+        return rc == 0
+
+    def drop(self, name: str) -> None:
+        self._run("drop", name, self._meta(name), what=f"drop {name}")
+
+    # -- detection --------------------------------------------------------------------------
+    def detect_requests(self, name: str) -> list:
+        return [Command(helper_argv("state", self.url, self.patterns, self._meta(name)))]
+
+    def parse_changes(self, name: str, results: list[tuple[int, str]]) -> Changes:
+        (rc, out), = results
+        state = self._parse(rc, out, "state")
+        if not isinstance(state, dict) or not isinstance(state.get("live"), dict):
+            raise StoreError(f"{self.site}: elasticsearch state: unexpected answer")
+        live, base = state["live"], state.get("baseline")
+        if state.get("meta_name") != name or not isinstance(base, dict):
+            return Changes([f"{self.label}: no record of snapshot {name!r}"], {"full": True, "indices": []})
+        items, names = [], []
+        for n in sorted(set(live) | set(base)):
+            now, then = live.get(n), base.get(n)
+            if now == then:
+                continue
+            names.append(n)
+            if then is None and n not in base:
+                items.append(f"index {n} (created)")
+            elif now is None:
+                items.append(f"index {n} (deleted)")
+            elif then is None:
+                items.append(f"index {n} (not recorded since an import)")
+            else:
+                what = [k for k in ("uuid", "defn", "aliases", "docs", "index_total", "delete_total") if now.get(k) != then.get(k)]
+                items.append(f"index {n} ({'re-made' if 'uuid' in what else ', '.join(what)})")
+        return Changes(items, {"indices": names})
+
+    # -- restore ----------------------------------------------------------------------------
+    def _restore_argv(self, name: str, changes: Changes | None) -> list[str]:
+        only = [] if changes is None or changes.detail.get("full") else list(changes.detail.get("indices") or [])
+        return helper_argv("restore", self.url, self.patterns, name, self._meta(name), *only)
+
+    def restore(self, name: str, changes: Changes | None = None) -> list[str]:
+        if changes is not None and not changes:
+            return []
+        rc, out = self.transport.engine.exec(self.transport.container, self._restore_argv(name, changes))
+        done = self._parse(rc, out, f"restore {name}")
+        return [f"index {n}" for n in done] if isinstance(done, list) else []
+
+    def restore_requests(self, name: str, changes: Changes) -> list | None:
+        if not changes:
+            return []
+        return [Command(self._restore_argv(name, changes))]
+
+    # -- proof ------------------------------------------------------------------------------
+    def fingerprint(self, name: str | None = None) -> dict[str, str]:
+        args = (self.patterns,) if name is None else (self.patterns, name, self._meta(name))
+        got = self._run("digest", *args, what="digest")
+        if not isinstance(got, dict):
+            raise StoreError(f"{self.site}: elasticsearch digest: unexpected answer")
+        return {f"index {k}": str(v) for k, v in got.items()}
+
+    def server(self) -> dict:
+        """``{"version": "7.17.0", "indices": [...]}``: the server's version and the live
+        indices that match (what ``sitectl doctor`` reports).
+
+        Raises:
+            StoreError: no python3, or the server does not answer (the message says which).
+        """
+        got = self._run("version", self.patterns, what="version")
+        if not isinstance(got, dict):
+            raise StoreError(f"{self.site}: elasticsearch version: unexpected answer")
+        return got
+
+    def export_payload(self, name: str, stage: str) -> str | None:
+        out = f"{stage}/elasticsearch.jsonl"
+        self._run("export", name, self._meta(name), out, what=f"export {name}")
+        return out
+
+    def import_payload(self, name: str, path: str, original: str) -> None:
+        self._run("import", name, self._meta(name), path, what=f"import {name}")
