@@ -149,10 +149,12 @@ def make_index(url, index, settings, mappings, aliases=()):
 
 
 def reindex(url, src, dest):
+    """Copy every document of ``src`` into ``dest``; returns how many."""
     r = call(url, "POST", "/_reindex?refresh=true&wait_for_completion=true", {"source": {"index": src}, "dest": {"index": dest}})
     if (r or {}).get("failures"):
         fail("reindex %s -> %s: %s" % (src, dest, json.dumps(r["failures"])[:300]))
     call(url, "POST", "/" + dest + "/_refresh")
+    return int((r or {}).get("total", -1))
 
 
 def snapshot(url, patterns, name, meta_path):
@@ -184,6 +186,7 @@ def restore(url, patterns, name, meta_path, only):
     now, _ = live(url, patterns)
     golden = meta.get("indices") or {}
     todo = sorted(set(only) if only else set(now) | set(golden))
+    copied = {}
     for n in todo:
         if n in now:
             call(url, "DELETE", "/" + n)
@@ -192,8 +195,14 @@ def restore(url, patterns, name, meta_path, only):
         if rec is None:
             continue
         make_index(url, n, rec["settings"], rec["mappings"], rec["aliases"])
-        reindex(url, rec["copy"], n)
+        copied[n] = reindex(url, rec["copy"], n)
     fresh, _ = live(url, patterns)
+    # A re-made index has written exactly what was copied into it and deleted nothing: anything
+    # else was written meanwhile, and recording it as golden would hide it from every reset.
+    meddled = sorted(n for n in copied if (fresh.get(n) or {}).get("index_total") != copied[n]
+                     or (fresh.get(n) or {}).get("delete_total") != 0 or (fresh.get(n) or {}).get("docs") != copied[n])
+    if meddled:
+        fail("%s written while restored (stop what writes to them, then reset again)" % ", ".join(meddled))
     for n in todo:
         if n in golden:
             golden[n]["baseline"] = fresh.get(n)
