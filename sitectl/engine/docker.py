@@ -460,8 +460,8 @@ def _api_call(method: str, path: str, body: object, deadline: float, limit: int 
         raise
     except OSError:
         return None
-    head, _, rest = bytes(data).partition(b"\r\n\r\n")
-    return head, rest
+    head, sep, rest = bytes(data).partition(b"\r\n\r\n")
+    return (head, rest) if sep else None
 
 
 def _status(head: bytes) -> bytes:
@@ -542,31 +542,14 @@ def _api_get(path: str, timeout: float = 5.0, limit: int = 64 << 20) -> object |
     where = _local_socket()
     if where is None:
         return None
-    deadline = time.monotonic() + timeout
-    data = bytearray()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(where)
-            s.sendall(f"GET {path} HTTP/1.0\r\nHost: docker\r\n\r\n".encode("ascii"))
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                s.settimeout(left)
-                chunk = s.recv(1 << 16)
-                if not chunk:
-                    break
-                data += chunk
-                if len(data) > limit:
-                    return None
+        got = _api_call("GET", path, None, time.monotonic() + timeout, limit)
     except TimeoutError:
         raise EngineError(f"the Docker engine at {where} did not answer within {timeout:g} s") from None
-    except OSError:
+    if got is None:
         return None
-    head, sep, body = bytes(data).partition(b"\r\n\r\n")
-    status = head.split(b"\r\n", 1)[0].split()
-    if not sep or len(status) < 2 or status[1] != b"200" or b"transfer-encoding:" in head.lower():
+    head, body = got
+    if _status(head) != b"200" or b"transfer-encoding:" in head.lower():
         return None
     try:
         return json.loads(body)
