@@ -469,6 +469,92 @@ def _status(head: bytes) -> bytes:
     return parts[1] if len(parts) > 1 else b""
 
 
+#: Bytes of output one exec may send back through the Engine API (the ``docker`` client kept
+#: everything; a command's whole output is held in memory once, decoded once).
+EXEC_OUTPUT_LIMIT = 2 << 30
+
+
+class _Malformed(Exception):
+    """The engine's answer to an exec start is not the documented stream."""
+
+
+def _read_stream(exec_id: str, deadline: float) -> tuple[bytes, bytes]:
+    """Start exec ``exec_id`` attached (``POST /exec/ID/start``, HTTP/1.0) and read its
+    multiplexed stream as it arrives: 8-byte frame headers (stream type 1 stdout or 2 stderr,
+    three zero bytes, a big-endian length) until the engine closes the connection.
+
+    Returns:
+        (standard output, standard error).
+
+    Raises:
+        _Malformed: no local socket, a refused start, a status other than 200, a chunked or
+            framed-otherwise answer, a frame of another type (3: the engine's own error), a
+            frame cut short, or more than :data:`EXEC_OUTPUT_LIMIT` bytes; the message says which.
+        TimeoutError: ``deadline`` passed.
+    """
+    where = _local_socket()
+    if where is None:
+        raise _Malformed("the Docker engine's socket is gone")
+    payload = json.dumps({"Detach": False, "Tty": False}).encode()
+    streams = {1: bytearray(), 2: bytearray()}
+    buf = bytearray()
+    head: bytes | None = None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(max(0.001, deadline - time.monotonic()))
+            s.connect(where)
+            s.sendall(f"POST /exec/{exec_id}/start HTTP/1.0\r\nHost: docker\r\nContent-Type: application/json\r\n"
+                      f"Content-Length: {len(payload)}\r\n\r\n".encode("ascii") + payload)
+            total = 0
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                s.settimeout(left)
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > EXEC_OUTPUT_LIMIT:
+                    raise _Malformed(f"the exec's output passed {EXEC_OUTPUT_LIMIT >> 20} MiB")
+                buf += chunk
+                if head is None:
+                    at = buf.find(b"\r\n\r\n")
+                    if at < 0:
+                        if len(buf) > 1 << 16:
+                            raise _Malformed("the engine's answer has no end of headers")
+                        continue
+                    head = bytes(buf[:at])
+                    del buf[:at + 4]
+                    if _status(head) != b"200":
+                        status = _status(head).decode("ascii", "replace")
+                        rest = bytes(buf[:300]) + s.recv(300)
+                        raise _Malformed(f"the Docker engine refused to start the exec (HTTP {status}): "
+                                         f"{rest.decode(errors='replace').strip()}")
+                    if b"transfer-encoding:" in head.lower():
+                        raise _Malformed("the engine answered the exec in chunks, not as a stream")
+                at = 0
+                while len(buf) - at >= 8:
+                    kind, pad, size = buf[at], buf[at + 1:at + 4], int.from_bytes(buf[at + 4:at + 8], "big")
+                    if kind not in (1, 2) or pad != b"\0\0\0":
+                        text = bytes(buf[at + 8:at + 8 + min(size, 300)]).decode(errors="replace").strip()
+                        raise _Malformed(f"the engine's exec stream holds a frame of type {kind}" + (f": {text}" if text else ""))
+                    if len(buf) - at - 8 < size:
+                        break
+                    streams[kind] += buf[at + 8:at + 8 + size]
+                    at += 8 + size
+                del buf[:at]
+    except OSError as e:
+        if isinstance(e, TimeoutError):
+            raise
+        raise _Malformed(f"the Docker engine's socket failed during the exec ({e.strerror or e})") from None
+    if head is None:
+        raise _Malformed("the Docker engine's socket closed before the exec's answer")
+    if buf:
+        raise _Malformed(f"the engine's exec stream ended inside a frame ({len(buf)} bytes left over)")
+    return bytes(streams[1]), bytes(streams[2])
+
+
 def _api_exec(name: str, argv: list[str], deadline: float) -> tuple[int, str] | None:
     """``docker exec name argv`` through the Engine API (create the exec, start it attached,
     read its multiplexed stream until the engine closes it, then its exit code), with
@@ -479,9 +565,11 @@ def _api_exec(name: str, argv: list[str], deadline: float) -> tuple[int, str] | 
     bytes, big-endian length).
 
     Returns:
-        ``(exit code, output)``; 124 when ``deadline`` passed while it ran; None when it could
-        not be started this way (no local socket, no such container, not running, any other
-        answer than the documented one): nothing ran, the caller asks the ``docker`` client.
+        ``(exit code, output)``; 124 when ``deadline`` passed while it ran; 1 and what was
+        wrong when the engine's answer after the start is not the documented one (the command
+        may have run: it is never run again); None when it could not be started this way (no
+        local socket, no such container, not running, any other answer than the documented
+        one before the start): nothing ran, the caller asks the ``docker`` client.
     """
     try:
         made = _api_call("POST", f"/containers/{urllib.parse.quote(name, safe='')}/exec",
@@ -490,40 +578,33 @@ def _api_exec(name: str, argv: list[str], deadline: float) -> tuple[int, str] | 
             return None
         try:
             exec_id = json.loads(made[1])["Id"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             return None
         if not isinstance(exec_id, str) or not re.fullmatch(r"[0-9a-f]{16,128}", exec_id):
             return None
         # From here on the command may have run: never handed to the client to run again.
-        started = _api_call("POST", f"/exec/{exec_id}/start", {"Detach": False, "Tty": False}, deadline,
-                            limit=None)
-        if started is None:
-            return 1, "the Docker engine's socket closed before the exec's answer"
-        if _status(started[0]) != b"200":
-            return 1, f"the Docker engine refused to start the exec: {started[1].decode(errors='replace').strip()}"
-        streams = {1: bytearray(), 2: bytearray()}
-        raw, at = started[1], 0
-        while at + 8 <= len(raw):
-            kind, size = raw[at], int.from_bytes(raw[at + 4:at + 8], "big")
-            streams.setdefault(kind, bytearray()).extend(raw[at + 8:at + 8 + size])
-            at += 8 + size
+        try:
+            out_b, err_b = _read_stream(exec_id, deadline)
+        except _Malformed as e:
+            return 1, str(e)
         wait = 0.001
         while True:  # the exit code is recorded as the process ends, the stream may close first
             seen = _api_call("GET", f"/exec/{exec_id}/json", None, deadline, limit=1 << 20)
             try:
                 info = json.loads(seen[1]) if seen is not None and _status(seen[0]) == b"200" else None
-            except ValueError:
+            except (ValueError, RecursionError):
                 info = None
             if not isinstance(info, dict):
                 return 1, "the Docker engine did not report the exec's exit code"
-            if not info.get("Running") and isinstance(info.get("ExitCode"), int):
-                rc = info["ExitCode"]
+            code = info.get("ExitCode")
+            if not info.get("Running") and type(code) is int:
+                rc = code
                 break
             time.sleep(wait)
             wait = min(wait * 2, 0.05)
     except TimeoutError:
         return 124, "timed out"
-    out, err = (bytes(streams[k]).decode(errors="replace") for k in (1, 2))
+    out, err = out_b.decode(errors="replace"), err_b.decode(errors="replace")
     if rc == 0:
         return 0, out[:-1] if out.endswith("\n") else out
     return rc, "\n".join(x for x in (out, err) if x)

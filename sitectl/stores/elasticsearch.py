@@ -8,11 +8,12 @@ indexing counters").
 Snapshot ``NAME`` copies each index matching the store's patterns into ``sitectl-NAME-INDEX``
 with the same mappings and settings (``_reindex``) and records, in ``/var/lib/sitectl/
 elasticsearch/NAME.json`` inside the container, each index's definition, aliases and state: its
-uuid, document count, ``indexing.index_total`` and ``delete_total`` (which count every write
-and delete, and which the server keeps in memory: after a restart of Elasticsearch every index
-reads as written, and the next reset restores them all). A detection compares the live state
-with the record: a written, deleted, created or re-made index, changed aliases or mappings are
-named. A restore deletes the named indices and makes the recorded ones again from their copies
+uuid, document count, each primary shard's ``seq_no.max_seq_no`` (every write and delete takes
+the shard's next sequence number, and it survives a restart of the server), the indexing
+counters ``index_total`` and ``delete_total`` (kept in memory by the server: a restart changes
+them, and the index then reads as written) and the aliases with their filters and routing. A
+detection compares the live state with the record: a written, deleted, created, closed or
+re-made index, changed aliases or mappings are named. A restore deletes the named indices and makes the recorded ones again from their copies
 (their record's state renewed). ``verify --deep`` compares a digest of every document (id and
 source), the definition and the aliases of each live index with the same digest read from its
 copy.
@@ -109,18 +110,22 @@ class ElasticsearchStore(Store):
         items, names = [], []
         for n in sorted(set(live) | set(base)):
             now, then = live.get(n), base.get(n)
-            if now == then:
-                continue
-            names.append(n)
-            if then is None and n not in base:
-                items.append(f"index {n} (created)")
+            if n not in base:
+                why = "created"
+            elif then is None:  # an imported snapshot: the live index is another's until restored
+                why = "not restored since the snapshot was imported"
             elif now is None:
-                items.append(f"index {n} (deleted)")
-            elif then is None:
-                items.append(f"index {n} (not recorded since an import)")
+                why = "deleted"
+            elif not isinstance(now, dict) or not isinstance(then, dict) or now.get("closed") or then.get("closed"):
+                why = "closed" if isinstance(now, dict) and now.get("closed") else "changed"
+            elif now == then:
+                continue
             else:
-                what = [k for k in ("uuid", "defn", "aliases", "docs", "index_total", "delete_total") if now.get(k) != then.get(k)]
-                items.append(f"index {n} ({'re-made' if 'uuid' in what else ', '.join(what)})")
+                what = [k for k in ("uuid", "defn", "aliases", "docs", "max_seq_no", "index_total", "delete_total")
+                        if now.get(k) != then.get(k)]
+                why = "re-made" if "uuid" in what else ", ".join(what) or "changed"
+            names.append(n)
+            items.append(f"index {n} ({why})")
         return Changes(items, {"indices": names})
 
     # -- restore ----------------------------------------------------------------------------

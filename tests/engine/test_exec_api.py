@@ -4,6 +4,9 @@ output on both streams, exit codes (a failure, a missing program, a killed proce
 and trailing-newline output, undecodable bytes, output larger than one read, a timeout; a
 container that is missing or stopped takes the client's path and its message; a command is
 never run twice."""
+import json
+import socket
+import threading
 import time
 
 import pytest
@@ -87,3 +90,86 @@ def test_missing_and_stopped_containers_answer_as_the_client_does(box, engine):
 def test_no_local_socket_takes_the_client(box, monkeypatch):
     monkeypatch.setattr(docker_engine, "_local_socket", lambda: None)
     assert DockerEngine().exec(box, ["sh", "-c", "echo a; exit 4"]) == (4, "a\n")
+
+
+# -- an engine whose answers are not the documented ones ---------------------------------------
+# Mocked, and why: the real engine never sends a malformed exec stream, a frame of its own error
+# type, a chunked or cut answer, or an exit code that never comes; a fake Engine API on a Unix
+# socket of the test's own (DOCKER_HOST) sends them. DockerEngine.exec is the real code.
+
+EID = "a" * 64
+
+
+def _frame(kind: int, data: bytes, pad: bytes = b"\0\0\0") -> bytes:
+    return bytes([kind]) + pad + len(data).to_bytes(4, "big") + data
+
+
+class FakeEngine:
+    """Answers create with 201 and exec id EID, start with ``start`` (raw bytes after the
+    request), inspect with ``inspect``; counts the starts."""
+
+    def __init__(self, path, start: bytes, inspect: bytes | None = None):
+        self.starts, self.start, self.inspect = 0, start, inspect or b'{"Running": false, "ExitCode": 0}'
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(str(path))
+        self.sock.listen(8)
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _loop(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(c,), daemon=True).start()
+
+    def _one(self, c):
+        with c:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                part = c.recv(65536)
+                if not part:
+                    return
+                data += part
+            line = data.split(b"\r\n", 1)[0].decode()
+            if line.startswith("POST /containers/"):
+                c.sendall(b"HTTP/1.0 201 Created\r\n\r\n" + json.dumps({"Id": EID}).encode())
+            elif line.startswith(f"POST /exec/{EID}/start"):
+                self.starts += 1
+                c.sendall(self.start)
+            elif line.startswith(f"GET /exec/{EID}/json"):
+                c.sendall(b"HTTP/1.0 200 OK\r\n\r\n" + self.inspect)
+
+
+OK_HEAD = b"HTTP/1.0 200 OK\r\nContent-Type: application/vnd.docker.multiplexed-stream\r\n\r\n"
+
+
+@pytest.mark.parametrize("start, expect", [
+    (OK_HEAD + _frame(1, b"out\n") + _frame(2, b"err\n"), (0, "out")),
+    (OK_HEAD + _frame(1, b"") + _frame(1, b"x"), (0, "x")),
+    (OK_HEAD + _frame(1, b"hello world")[:-4], (1, "ended inside a frame")),
+    (OK_HEAD + _frame(1, b"ok") + b"junk", (1, "ended inside a frame")),
+    (OK_HEAD + _frame(3, b"OCI runtime exec failed"), (1, "frame of type 3: OCI runtime exec failed")),
+    (OK_HEAD + _frame(1, b"abc", pad=b"\0\1\0"), (1, "frame of type 1")),
+    (OK_HEAD + b"raw text, as a TTY would send", (1, "frame of type")),
+    (b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", (1, "in chunks")),
+    (b"HTTP/1.0 500 Internal Server Error\r\n\r\n{\"message\": \"boom\"}", (1, "HTTP 500")),
+    (b"", (1, "closed before the exec's answer")),
+])
+def test_a_malformed_answer_after_the_start_is_an_error_never_a_second_run(tmp_path, monkeypatch, start, expect):
+    sock = tmp_path / "engine.sock"
+    fake = FakeEngine(sock, start)
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{sock}")
+    cli_runs = []
+    engine = DockerEngine()
+    monkeypatch.setattr(DockerEngine, "docker", property(lambda self: cli_runs.append(1)))  # the client must not be asked
+    rc, out = engine.exec("any", ["true"], timeout=5)
+    assert rc == expect[0] and expect[1] in out, (rc, out)
+    assert fake.starts == 1 and not cli_runs
+
+
+def test_an_exit_code_that_never_comes_is_a_timeout(tmp_path, monkeypatch):
+    sock = tmp_path / "engine.sock"
+    FakeEngine(sock, OK_HEAD + _frame(1, b"x"), inspect=b'{"Running": false, "ExitCode": true}')
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{sock}")
+    assert DockerEngine().exec("any", ["true"], timeout=2) == (124, "timed out after 2 s")

@@ -18,13 +18,14 @@ the tests use, over a SQLite file:
   POST /INDEX/_refresh
   GET|POST /INDEX/_search            from/size, sort ["_doc"] or [{"_id": ...}], search_after, match, ?scroll=
   POST /_search/scroll, DELETE /_search/scroll
-  GET /INDEX/_stats[/...]            docs.count, indexing.index_total and delete_total per index
+  GET /INDEX/_stats[/...]            docs.count, indexing.index_total and delete_total per index;
+                                     ?level=shards: the primary's seq_no.max_seq_no
   GET /_cat/indices[/PATTERN]?format=json
   POST /_reindex                     source.index -> dest.index, synchronous
   GET /_alias[/NAME], /INDEX/_alias, POST /_aliases (add, remove)
 
-As in Elasticsearch, the indexing counters live in memory: a restart of the service sets them to
-0 (a reader comparing counters then sees every index as written). Documents are visible at once
+As in Elasticsearch, the indexing counters live in memory (a restart of the service sets them to
+0) while each index's sequence numbers (every write and delete takes the next) are kept. Documents are visible at once
 (no refresh interval). One process, requests serialised by a lock.
 """
 import fnmatch
@@ -83,7 +84,8 @@ class Engine:
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(
-            "CREATE TABLE IF NOT EXISTS indices (name TEXT PRIMARY KEY, uuid TEXT, created INTEGER, settings TEXT, mappings TEXT);"
+            "CREATE TABLE IF NOT EXISTS indices (name TEXT PRIMARY KEY, uuid TEXT, created INTEGER, settings TEXT, mappings TEXT,"
+            " seq INTEGER NOT NULL DEFAULT 0);"
             "CREATE TABLE IF NOT EXISTS docs (idx TEXT, id TEXT, source TEXT, PRIMARY KEY (idx, id));"
             "CREATE TABLE IF NOT EXISTS aliases (alias TEXT, idx TEXT, PRIMARY KEY (alias, idx));")
         self.lock = threading.RLock()
@@ -141,7 +143,8 @@ class Engine:
         settings.setdefault("index.number_of_shards", "1")
         settings.setdefault("index.number_of_replicas", "1")
         uid = uuidlib.uuid4().hex[:22]
-        self.db.execute("INSERT INTO indices VALUES (?,?,?,?,?)", (name, uid, int(time.time() * 1000),
+        self.db.execute("INSERT INTO indices (name, uuid, created, settings, mappings) VALUES (?,?,?,?,?)",
+                        (name, uid, int(time.time() * 1000),
                                                                    json.dumps(settings, sort_keys=True),
                                                                    json.dumps((body or {}).get("mappings") or {}, sort_keys=True)))
         for alias in ((body or {}).get("aliases") or {}):
@@ -173,6 +176,7 @@ class Engine:
         n = self.write_index(expr)
         uid = self.info(n)[0]
         self.db.execute("INSERT OR REPLACE INTO docs VALUES (?,?,?)", (n, str(doc_id), json.dumps(source, sort_keys=True)))
+        self.db.execute("UPDATE indices SET seq = seq + 1 WHERE name=?", (n,))
         self.counters.setdefault(uid, [0, 0])[0] += 1
         return {"_index": n, "_id": str(doc_id), "result": "created", "_shards": {"total": 1, "successful": 1, "failed": 0}}
 
@@ -180,6 +184,7 @@ class Engine:
         n = self.write_index(expr)
         uid = self.info(n)[0]
         cur = self.db.execute("DELETE FROM docs WHERE idx=? AND id=?", (n, str(doc_id)))
+        self.db.execute("UPDATE indices SET seq = seq + 1 WHERE name=?", (n,))  # a delete takes a sequence number too
         self.counters.setdefault(uid, [0, 0])[1] += 1
         return {"_index": n, "_id": str(doc_id), "result": "deleted" if cur.rowcount else "not_found"}
 
@@ -255,13 +260,17 @@ class Engine:
     def _count(self, n):
         return self.db.execute("SELECT COUNT(*) FROM docs WHERE idx=?", (n,)).fetchone()[0]
 
-    def stats(self, expr):
+    def stats(self, expr, shards=False):
         out = {}
         for n in self.resolve(expr or "_all"):
             uid = self.info(n)[0]
             it, dt = self.counters.setdefault(uid, [0, 0])
             part = {"docs": {"count": self._count(n), "deleted": 0}, "indexing": {"index_total": it, "delete_total": dt}}
             out[n] = {"uuid": uid, "primaries": part, "total": part}
+            if shards:  # one primary shard; its sequence numbers survive a restart (SQLite), as Lucene's do
+                seq = self.db.execute("SELECT seq FROM indices WHERE name=?", (n,)).fetchone()[0]
+                out[n]["shards"] = {"0": [{"routing": {"state": "STARTED", "primary": True}, **part,
+                                           "seq_no": {"max_seq_no": seq - 1, "local_checkpoint": seq - 1, "global_checkpoint": seq - 1}}]}
         return {"_shards": {"total": len(out), "successful": len(out), "failed": 0}, "indices": out}
 
     def cat(self, expr):
@@ -341,7 +350,7 @@ def dispatch(method, path, params, body_text):
     if head == "_search":
         return e.search(None, body, params)
     if head == "_stats":
-        return e.stats(None)
+        return e.stats(None, params.get("level") == ["shards"])
     idx = head
     if len(parts) == 1:
         if method == "PUT":
@@ -365,7 +374,7 @@ def dispatch(method, path, params, body_text):
     if op == "_search":
         return e.search(idx, body, params)
     if op == "_stats":
-        return e.stats(idx)
+        return e.stats(idx, params.get("level") == ["shards"])
     if op == "_alias":
         return e.get_alias(idx, parts[2] if len(parts) > 2 else None)
     if op == "_count":
