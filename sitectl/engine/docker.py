@@ -424,6 +424,31 @@ def _local_socket() -> str | None:
     return DEFAULT_SOCKET if current in (None, "", "default") else None
 
 
+def _api_chunks(where: str, method: str, path: str, body: object, deadline: float):
+    """Send ``method path`` (``body`` as JSON, None: none) on the Unix socket ``where`` as
+    HTTP/1.0 and yield the answer's bytes as they arrive, until the engine closes the connection.
+
+    Raises:
+        TimeoutError: ``deadline`` (``time.monotonic()``) passed.
+        OSError: the socket failed.
+    """
+    payload = b"" if body is None else json.dumps(body).encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(max(0.001, deadline - time.monotonic()))
+        s.connect(where)
+        s.sendall(f"{method} {path} HTTP/1.0\r\nHost: docker\r\nContent-Type: application/json\r\n"
+                  f"Content-Length: {len(payload)}\r\n\r\n".encode("ascii") + payload)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            s.settimeout(left)
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                return
+            yield chunk
+
+
 def _api_call(method: str, path: str, body: object, deadline: float, limit: int | None = 64 << 20
               ) -> tuple[bytes, bytes] | None:
     """One ``method path`` request of the Engine API on :func:`_local_socket` with ``body`` as
@@ -437,25 +462,12 @@ def _api_call(method: str, path: str, body: object, deadline: float, limit: int 
     where = _local_socket()
     if where is None:
         return None
-    payload = b"" if body is None else json.dumps(body).encode()
     data = bytearray()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(max(0.001, deadline - time.monotonic()))
-            s.connect(where)
-            s.sendall(f"{method} {path} HTTP/1.0\r\nHost: docker\r\nContent-Type: application/json\r\n"
-                      f"Content-Length: {len(payload)}\r\n\r\n".encode("ascii") + payload)
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                s.settimeout(left)
-                chunk = s.recv(1 << 16)
-                if not chunk:
-                    break
-                data += chunk
-                if limit is not None and len(data) > limit:
-                    return None
+        for chunk in _api_chunks(where, method, path, body, deadline):
+            data += chunk
+            if limit is not None and len(data) > limit:
+                return None
     except TimeoutError:
         raise
     except OSError:
@@ -495,59 +507,49 @@ def _read_stream(exec_id: str, deadline: float) -> tuple[bytes, bytes]:
     where = _local_socket()
     if where is None:
         raise _Malformed("the Docker engine's socket is gone")
-    payload = json.dumps({"Detach": False, "Tty": False}).encode()
     streams = {1: bytearray(), 2: bytearray()}
     buf = bytearray()
     head: bytes | None = None
+    chunks = _api_chunks(where, "POST", f"/exec/{exec_id}/start", {"Detach": False, "Tty": False}, deadline)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(max(0.001, deadline - time.monotonic()))
-            s.connect(where)
-            s.sendall(f"POST /exec/{exec_id}/start HTTP/1.0\r\nHost: docker\r\nContent-Type: application/json\r\n"
-                      f"Content-Length: {len(payload)}\r\n\r\n".encode("ascii") + payload)
-            total = 0
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                s.settimeout(left)
-                chunk = s.recv(1 << 16)
-                if not chunk:
+        total = 0
+        for chunk in chunks:
+            total += len(chunk)
+            if total > EXEC_OUTPUT_LIMIT:
+                raise _Malformed(f"the exec's output passed {EXEC_OUTPUT_LIMIT >> 20} MiB")
+            buf += chunk
+            if head is None:
+                at = buf.find(b"\r\n\r\n")
+                if at < 0:
+                    if len(buf) > 1 << 16:
+                        raise _Malformed("the engine's answer has no end of headers")
+                    continue
+                head = bytes(buf[:at])
+                del buf[:at + 4]
+                if _status(head) != b"200":
+                    status = _status(head).decode("ascii", "replace")
+                    rest = bytes(buf[:300]) + next(chunks, b"")[:300]
+                    raise _Malformed(f"the Docker engine refused to start the exec (HTTP {status}): "
+                                     f"{rest.decode(errors='replace').strip()}")
+                if b"transfer-encoding:" in head.lower():
+                    raise _Malformed("the engine answered the exec in chunks, not as a stream")
+            at = 0
+            while len(buf) - at >= 8:
+                kind, pad, size = buf[at], buf[at + 1:at + 4], int.from_bytes(buf[at + 4:at + 8], "big")
+                if kind not in (1, 2) or pad != b"\0\0\0":
+                    text = bytes(buf[at + 8:at + 8 + min(size, 300)]).decode(errors="replace").strip()
+                    raise _Malformed(f"the engine's exec stream holds a frame of type {kind}" + (f": {text}" if text else ""))
+                if len(buf) - at - 8 < size:
                     break
-                total += len(chunk)
-                if total > EXEC_OUTPUT_LIMIT:
-                    raise _Malformed(f"the exec's output passed {EXEC_OUTPUT_LIMIT >> 20} MiB")
-                buf += chunk
-                if head is None:
-                    at = buf.find(b"\r\n\r\n")
-                    if at < 0:
-                        if len(buf) > 1 << 16:
-                            raise _Malformed("the engine's answer has no end of headers")
-                        continue
-                    head = bytes(buf[:at])
-                    del buf[:at + 4]
-                    if _status(head) != b"200":
-                        status = _status(head).decode("ascii", "replace")
-                        rest = bytes(buf[:300]) + s.recv(300)
-                        raise _Malformed(f"the Docker engine refused to start the exec (HTTP {status}): "
-                                         f"{rest.decode(errors='replace').strip()}")
-                    if b"transfer-encoding:" in head.lower():
-                        raise _Malformed("the engine answered the exec in chunks, not as a stream")
-                at = 0
-                while len(buf) - at >= 8:
-                    kind, pad, size = buf[at], buf[at + 1:at + 4], int.from_bytes(buf[at + 4:at + 8], "big")
-                    if kind not in (1, 2) or pad != b"\0\0\0":
-                        text = bytes(buf[at + 8:at + 8 + min(size, 300)]).decode(errors="replace").strip()
-                        raise _Malformed(f"the engine's exec stream holds a frame of type {kind}" + (f": {text}" if text else ""))
-                    if len(buf) - at - 8 < size:
-                        break
-                    streams[kind] += buf[at + 8:at + 8 + size]
-                    at += 8 + size
-                del buf[:at]
+                streams[kind] += buf[at + 8:at + 8 + size]
+                at += 8 + size
+            del buf[:at]
     except OSError as e:
         if isinstance(e, TimeoutError):
             raise
         raise _Malformed(f"the Docker engine's socket failed during the exec ({e.strerror or e})") from None
+    finally:
+        chunks.close()
     if head is None:
         raise _Malformed("the Docker engine's socket closed before the exec's answer")
     if buf:
