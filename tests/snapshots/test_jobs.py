@@ -116,7 +116,7 @@ def test_snapshot_reset_and_verify_pause_the_jobs(mini, engine, fast_jobs):
 def test_a_pause_that_fails_stops_the_reset_without_escalation(mini, engine, fast_jobs):
     site = mini.stack.sites["shopping"]
     # A run that does not end: the lock held by another process for 30 s; the pause waits 1 s.
-    sh(engine, "shopping", "sh", "-c", "nohup python3 -c \"import fcntl, time; f = open('/run/replica-jobs/cron.lock', 'a'); "
+    sh(engine, "shopping", "sh", "-c", "setsid python3 -c \"import fcntl, time; f = open('/run/replica-jobs/cron.lock', 'a'); "
        "fcntl.flock(f, fcntl.LOCK_EX); time.sleep(30)\" >/dev/null 2>&1 &")
     time.sleep(0.5)
     jobs = site.jobs.model_copy(update={"pause": ["replica-jobs", "pause", "cron", "--wait", "1"]})

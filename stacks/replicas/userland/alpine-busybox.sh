@@ -4,7 +4,7 @@
 # of GNU coreutils, findutils, grep, sed, diffutils and mawk becomes the BusyBox 1.35 applet of
 # the same name (Debian's busybox package, the version Alpine 3.16 ships) or, where BusyBox has
 # none (comm, stdbuf, numfmt, ...), is removed; /bin/sh and awk are BusyBox's too, and dash is
-# gone. Where unsure, the smaller applet set: Debian's BusyBox build (no pgrep, flock or comm).
+# gone. Where unsure, the smaller applet set: Debian's BusyBox build (no nohup, pgrep, flock or comm).
 # Kept as on the real images: bash, GNU tar, python3 (supervisord's there), the database and
 # Redis clients. procps and util-linux stay (docs/contracts.md lists them). Nothing else runs
 # after this step: apt and dpkg's maintainer scripts need the GNU tools.
