@@ -60,6 +60,9 @@ def verify(target: Target, as_json: bool, sites, deep, snap):
     if bad or bad_states:
         lines = [f"  {o.site}/{o.probe}: {o.detail}" for o in bad]
         lines += [f"  {s['site']}/{s['store']}: differs from {snap!r}: {', '.join(s['differs'][:10])}" for s in bad_states]
+        if bad_states:  # the next step; verify's own probes log in after comparing (sessions, login times)
+            lines.append(f"  what changed since the last reset differs, the logins of an earlier verify included; "
+                         f"`sitectl reset {' '.join(sorted({s['site'] for s in bad_states}))}` brings it back")
         err = VerifyFailed("verify failed:\n" + "\n".join(lines))
         err.payload = result
         raise err

@@ -245,7 +245,8 @@ def _es_check(site: Site, s, transport: ExecTransport, where: str) -> Check:
     if not names:
         return Check(label, "warn", f"version {got.get('version')}; no index matches {','.join(s.indices)}",
                      f"{where}.indices: the patterns of the application's indices (curl {store.url}/_cat/indices)")
-    return Check(label, "ok", f"version {got.get('version')}; {len(names)} index(es): {', '.join(names[:5])}")
+    double = " (the server calls itself a test double)" if "test double" in str(got.get("tagline", "")) else ""
+    return Check(label, "ok", f"version {got.get('version')}{double}; {len(names)} index(es): {', '.join(names[:5])}")
 
 
 def _sql_check(site: Site, s, s_index: int, transport: ExecTransport, where: str, got: dict) -> Check:

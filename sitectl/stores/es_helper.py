@@ -449,8 +449,9 @@ def main(argv):
     mode, url = argv[0], argv[1].rstrip("/")
     if mode == "version":
         now, _ = live(url, argv[2])
-        return {"version": str((obj(call(url, "GET", "/") or {}, "GET /").get("version") or {}).get("number", "?")),
-                "indices": sorted(now)}
+        root = obj(call(url, "GET", "/") or {}, "GET /")
+        return {"version": str(obj(root.get("version") or {}, "version").get("number", "?")),
+                "tagline": str(root.get("tagline", ""))[:200], "indices": sorted(now)}
     if mode == "state":
         now, _ = live(url, argv[2])
         meta = read_meta(argv[3]) if os.path.exists(argv[3]) or os.path.islink(argv[3]) else None
