@@ -449,8 +449,8 @@ def _api_chunks(where: str, method: str, path: str, body: object, deadline: floa
             yield chunk
 
 
-def _api_call(method: str, path: str, body: object, deadline: float, limit: int | None = 64 << 20
-              ) -> tuple[bytes, bytes] | None:
+def _api_call(method: str, path: str, body: object, deadline: float, limit: int | None = 64 << 20,
+              where: str | None = None) -> tuple[bytes, bytes] | None:
     """One ``method path`` request of the Engine API on :func:`_local_socket` with ``body`` as
     JSON (None: no body), HTTP/1.0 (the answer ends when the engine closes the connection):
     ``(status line and headers, body)``, or None when there is no local socket, it refuses,
@@ -459,7 +459,7 @@ def _api_call(method: str, path: str, body: object, deadline: float, limit: int 
     Raises:
         TimeoutError: ``deadline`` (``time.monotonic()``) passed.
     """
-    where = _local_socket()
+    where = where or _local_socket()  # a caller making several requests finds the socket once
     if where is None:
         return None
     data = bytearray()
@@ -490,7 +490,7 @@ class _Malformed(Exception):
     """The engine's answer to an exec start is not the documented stream."""
 
 
-def _read_stream(exec_id: str, deadline: float) -> tuple[bytes, bytes]:
+def _read_stream(exec_id: str, deadline: float, where: str | None) -> tuple[bytes, bytes]:
     """Start exec ``exec_id`` attached (``POST /exec/ID/start``, HTTP/1.0) and read its
     multiplexed stream as it arrives: 8-byte frame headers (stream type 1 stdout or 2 stderr,
     three zero bytes, a big-endian length) until the engine closes the connection.
@@ -504,7 +504,6 @@ def _read_stream(exec_id: str, deadline: float) -> tuple[bytes, bytes]:
             frame cut short, or more than :data:`EXEC_OUTPUT_LIMIT` bytes; the message says which.
         TimeoutError: ``deadline`` passed.
     """
-    where = _local_socket()
     if where is None:
         raise _Malformed("the Docker engine's socket is gone")
     streams = {1: bytearray(), 2: bytearray()}
@@ -573,9 +572,12 @@ def _api_exec(name: str, argv: list[str], deadline: float) -> tuple[int, str] | 
         local socket, no such container, not running, any other answer than the documented
         one before the start): nothing ran, the caller asks the ``docker`` client.
     """
+    where = _local_socket()
+    if where is None:
+        return None
     try:
         made = _api_call("POST", f"/containers/{urllib.parse.quote(name, safe='')}/exec",
-                         {"Cmd": argv, "AttachStdout": True, "AttachStderr": True}, deadline, limit=1 << 16)
+                         {"Cmd": argv, "AttachStdout": True, "AttachStderr": True}, deadline, limit=1 << 16, where=where)
         if made is None or _status(made[0]) != b"201":
             return None
         try:
@@ -586,12 +588,12 @@ def _api_exec(name: str, argv: list[str], deadline: float) -> tuple[int, str] | 
             return None
         # From here on the command may have run: never handed to the client to run again.
         try:
-            out_b, err_b = _read_stream(exec_id, deadline)
+            out_b, err_b = _read_stream(exec_id, deadline, where)
         except _Malformed as e:
             return 1, str(e)
         wait = 0.001
         while True:  # the exit code is recorded as the process ends, the stream may close first
-            seen = _api_call("GET", f"/exec/{exec_id}/json", None, deadline, limit=1 << 20)
+            seen = _api_call("GET", f"/exec/{exec_id}/json", None, deadline, limit=1 << 20, where=where)
             try:
                 info = json.loads(seen[1]) if seen is not None and _status(seen[0]) == b"200" else None
             except (ValueError, RecursionError):
@@ -626,7 +628,7 @@ def _api_get(path: str, timeout: float = 5.0, limit: int = 64 << 20) -> object |
     if where is None:
         return None
     try:
-        got = _api_call("GET", path, None, time.monotonic() + timeout, limit)
+        got = _api_call("GET", path, None, time.monotonic() + timeout, limit, where)
     except TimeoutError:
         raise EngineError(f"the Docker engine at {where} did not answer within {timeout:g} s") from None
     if got is None:
