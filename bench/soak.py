@@ -273,11 +273,11 @@ def independent_state(target, engine, site: str) -> str:
     c = target.container(target.stack.sites[site])
     parts = []
     if site in ("shopping", "shopping_admin"):
-        parts.append(_ok(engine, c, ["mysqldump", "-u", "root", "--skip-dump-date", "--skip-comments",
+        parts.append(_ok(engine, c, ["mysqldump", "-uroot", "-p1234567890", "--skip-dump-date", "--skip-comments",
                                      "--order-by-primary", "--skip-extended-insert", "--skip-triggers", "--routines",
                                      "--events", "--single-transaction", "--ignore-table=magentodb.cron_schedule",
                                      "magentodb"], "mysqldump"))
-        parts.append(_ok(engine, c, ["mysql", "-u", "root", "-N", "-B", "information_schema", "-e",
+        parts.append(_ok(engine, c, ["mysql", "-uroot", "-p1234567890", "-N", "-B", "information_schema", "-e",
                                      "SELECT trigger_name, event_object_table, action_timing, event_manipulation, "
                                      "action_order, action_statement FROM triggers WHERE trigger_schema = 'magentodb' "
                                      "AND trigger_name NOT LIKE 'sitectl\\\\_%' ORDER BY trigger_name"], "triggers"))

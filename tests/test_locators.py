@@ -42,7 +42,7 @@ def sql(engine, container: str, argv: list[str]) -> str:
 
 
 def shop_sql(engine, q: str) -> str:
-    return sql(engine, "shopping", ["mysql", "-N", "-B", "magentodb", "-e", q])
+    return sql(engine, "shopping", ["mysql", "-uroot", "-p1234567890", "-N", "-B", "magentodb", "-e", q])
 
 
 def gitlab_sql(engine, q: str) -> str:

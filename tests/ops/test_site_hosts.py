@@ -58,7 +58,7 @@ def test_each_site_has_its_own_host_name_and_base_url(hosted, engine):
     assert urls["GITLAB"] == "http://gitlab.localhost:8123"
     # The post-start steps configured each application for its own name: Magento's base URL...
     out = engine.exec_checked(hosted.container(hosted.stack.sites["shopping"]),
-                      ["mysql", "-N", "magentodb", "-e", "SELECT value FROM core_config_data WHERE path='web/unsecure/base_url'"], "read base URL")
+                      ["mysql", "-uroot", "-p1234567890", "-N", "magentodb", "-e", "SELECT value FROM core_config_data WHERE path='web/unsecure/base_url'"], "read base URL")
     assert out.strip() == "http://shopping.localhost:7870/"
     # ...and GitLab's external_url, on whose port it listens inside the container too.
     rb = engine.exec_checked(hosted.container(hosted.stack.sites["gitlab"]), ["grep", "^external_url", "/etc/gitlab/gitlab.rb"],

@@ -183,6 +183,39 @@ def issue_title(gitlab: str, iid: int):
         raise
 
 
+def test_magento_sessions_are_files_that_a_reset_removes(mini, engine):
+    """As on the real images (research/real-images.md §1.2, env.php session.save = files), a
+    storefront login writes var/session/sess_<PHPSESSID>, mode 0600, owned by the web server's
+    user, and nothing in the `session` table; the files store's delta reset removes it, so the
+    cookie no longer logs in. Read with plain commands in the container, not sitectl's stores."""
+    from sitectl.sites import driver_for
+    from sitectl.sites.base import Account
+
+    site = mini.stack.sites["shopping"]
+    acc = site.accounts["default"]
+    drv = driver_for(site.kind.value, mini.url(site))
+    s = drv.new_session()
+    drv.login(s, Account("default", acc.username, acc.password))
+    account = Account("default", acc.username, acc.password)
+    assert drv.probe_logged_in(s, account).ok
+    sid = s.cookies.get("PHPSESSID")
+    assert sid, s.cookies
+    path = f"/var/www/magento2/var/session/sess_{sid}"
+    rc, out = engine.exec("shopping", ["stat", "-c", "%a %U", path])
+    assert rc == 0 and out.split() == ["600", "www-data"], out
+    rc, out = engine.exec("shopping", ["cat", path])
+    assert rc == 0 and json.loads(out).get("customer_id"), out
+    rc, out = engine.exec("shopping", ["mysql", "-umagentouser", "-pMyPassword", "magentodb", "-N", "-e",
+                                       "SELECT COUNT(*) FROM session"])
+    assert rc == 0 and out.split()[-1] == "0", out
+
+    code, data = cli_json("reset", "shopping")
+    assert code == 0, data
+    rc, out = engine.exec("shopping", ["ls", "-a", "/var/www/magento2/var/session"])
+    assert rc == 0 and f"sess_{sid}" not in out.split(), out
+    assert not drv.probe_logged_in(s, account).ok
+
+
 # -- reset: must stay the last test of this module (it re-creates the mutable sites) ---------
 def test_reset_discards_changes_made_through_the_sites(mini):
     from tests.actions import gitlab as gl

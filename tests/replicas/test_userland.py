@@ -52,3 +52,17 @@ def test_gitlab_keeps_a_gnu_userland(mini, engine):
     assert rc == 0 and out == "ok", out
     rc, out = sh(engine, "gitlab", "ls --version")
     assert "GNU coreutils" in out, out
+
+
+def test_gitlab_python3_is_only_the_embedded_one(mini, engine):
+    """GitLab's image has no python3 but omnibus' /opt/gitlab/embedded/bin/python3, reached
+    through the image's PATH (research/real-images.md §1.5; gitlab-ce's Dockerfile puts
+    /opt/gitlab/embedded/bin first)."""
+    rc, out = sh(engine, "gitlab", "ls /usr/bin/python3 /bin/python3 /usr/local/bin/python3")
+    assert rc != 0 and "python3" in out, out
+    rc, out = sh(engine, "gitlab", "command -v python3")
+    assert rc == 0 and out.strip() == "/opt/gitlab/embedded/bin/python3", out
+    rc, out = sh(engine, "gitlab", "/usr/bin/python3 -c 1")
+    assert rc != 0, out
+    rc, out = sh(engine, "gitlab", "/usr/bin/env python3 -c 'import sys; print(sys.version_info[0])'")
+    assert rc == 0 and out.strip() == "3", out

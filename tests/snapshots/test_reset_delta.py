@@ -119,7 +119,7 @@ def test_gitlab_issue_mr_member_push(mini, engine):
 
 
 # -- adversarial mutations -------------------------------------------------------------------
-MYSQL = ["mysql", "-u", "root", "magentodb", "-e"]
+MYSQL = ["mysql", "-uroot", "-p1234567890", "magentodb", "-e"]
 PSQL_FORUM = ["psql", "-U", "postgres", "-d", "postmill", "-c"]
 PSQL_GITLAB = ["gitlab-psql", "-d", "gitlabhq_production", "-c"]
 

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.docker
 
 FORUM, SHOP = "http://127.0.0.1:9999", "http://127.0.0.1:7770"
 PSQL = ["psql", "-U", "postgres", "-d", "postmill", "-Atc"]
-MYSQL = ["mysql", "-u", "root", "-N", "-B", "magentodb", "-e"]
+MYSQL = ["mysql", "-uroot", "-p1234567890", "-N", "-B", "magentodb", "-e"]
 
 
 #: The writers' bursts and the quiet moments between them (s). A quiet moment must hold one whole

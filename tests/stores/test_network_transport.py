@@ -40,7 +40,7 @@ def _grant(engine, container: str, kind: str, password: str) -> None:
         argv = ["psql", "-U", "postgres", "-v", "ON_ERROR_STOP=1",
                 "-c", f"CREATE ROLE {ACCOUNT} LOGIN SUPERUSER PASSWORD '{password}'"]
     else:
-        argv = ["mysql", "-u", "root", "-e",
+        argv = ["mysql", "-uroot", "-p1234567890", "-e",
                 f"DROP USER IF EXISTS '{ACCOUNT}'@'127.0.0.1'; CREATE USER '{ACCOUNT}'@'127.0.0.1' IDENTIFIED BY "
                 f"'{password}'; GRANT ALL PRIVILEGES ON *.* TO '{ACCOUNT}'@'127.0.0.1' WITH GRANT OPTION;"]
     rc, out = engine.exec(container, argv)
@@ -53,7 +53,7 @@ def _revoke(engine, container: str, kind: str) -> None:
                 f"DO $d$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{ACCOUNT}') THEN "
                 f"REASSIGN OWNED BY {ACCOUNT} TO postgres; DROP OWNED BY {ACCOUNT}; DROP ROLE {ACCOUNT}; END IF; END $d$"]
     else:
-        argv = ["mysql", "-u", "root", "-e", f"DROP USER IF EXISTS '{ACCOUNT}'@'127.0.0.1'"]
+        argv = ["mysql", "-uroot", "-p1234567890", "-e", f"DROP USER IF EXISTS '{ACCOUNT}'@'127.0.0.1'"]
     rc, out = engine.exec(container, argv)
     assert rc == 0, out
 

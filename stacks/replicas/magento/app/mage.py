@@ -6,7 +6,7 @@ Magento's default cache frontend (page cache: database 1; research/real-images.m
 This is a replica (test double) of the Magento 2.4 surface described in
 research/contract-magento.md; it is not Magento.
 """
-import base64, hashlib, hmac, json, os, re, secrets, time
+import base64, fcntl, hashlib, hmac, json, os, re, secrets, time
 
 import pymysql
 import redis
@@ -131,26 +131,63 @@ def read_token(conn, token):
         return None
 
 
-# --- server-side sessions in the `session` table (env.php session.save = db) ------------
+# --- sessions as files in var/session (env.php session.save = files) ---------------------
+# The real images keep Magento's sessions as PHP's file handler does: var/session/sess_<id>
+# (research/real-images.md §1.2, env.php 'session' => ['save' => 'files']). As PHP's handler,
+# a write opens the file in place (O_CREAT|O_RDWR, mode 0600), takes an exclusive flock,
+# truncates and writes; a read takes a shared flock. The content is JSON here (PHP's is its own
+# serialisation). A file older than Magento's cookie lifetime (3600 s, gc_maxlifetime) counts as
+# expired, as PHP's garbage collector would have removed it; this replica runs no such collector.
+SESSION_DIR = os.path.join(ROOT, "var", "session")
+SESSION_LIFETIME = 3600
+SID_RE = re.compile(r"^[a-z0-9]{22,64}$")
+
+
+def _session_path(sid):
+    return os.path.join(SESSION_DIR, "sess_" + sid)
+
+
 def session_load(conn, sid):
-    if not sid:
+    """The session's data (dict) or None when absent, unreadable, malformed or expired."""
+    if not sid or not SID_RE.match(sid):
         return None
-    row = q1(conn, "SELECT session_data, session_expires FROM session WHERE session_id=%s", (sid,))
-    if not row or row["session_expires"] < time.time():
+    path = _session_path(sid)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
         return None
     try:
-        return json.loads(row["session_data"])
-    except ValueError:
+        st = os.fstat(fd)
+        if st.st_mtime + SESSION_LIFETIME < time.time():
+            return None
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = json.loads(f.read() or b"{}")
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
         return None
+    finally:
+        os.close(fd)
 
 
-def session_save(conn, sid, data, lifetime=3600):
-    ex(conn, "REPLACE INTO session (session_id, session_expires, session_data) VALUES (%s,%s,%s)",
-       (sid, int(time.time()) + lifetime, json.dumps(data)))
+def session_save(conn, sid, data, lifetime=SESSION_LIFETIME):
+    """Writes the session file in place, as PHP's file handler does."""
+    body = json.dumps(data).encode()
+    fd = os.open(_session_path(sid), os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, body, 0)
+    finally:
+        os.close(fd)
 
 
 def session_delete(conn, sid):
-    ex(conn, "DELETE FROM session WHERE session_id=%s", (sid,))
+    if sid and SID_RE.match(sid):
+        try:
+            os.unlink(_session_path(sid))
+        except OSError:
+            pass
 
 
 def new_id(n=26):

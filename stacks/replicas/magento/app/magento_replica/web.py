@@ -1,4 +1,4 @@
-"""Request plumbing shared by every area: base URL and redirects, DB-backed sessions (Sess), form
+"""Request plumbing shared by every area: base URL and redirects, sessions as files in var/session (Sess), form
 keys, flash messages, prices."""
 import html
 from datetime import datetime
