@@ -6,12 +6,16 @@
 # command runs. A container that starts with a fresh /run (a tmpfs or emptyDir there, as some
 # Swarm and Kubernetes definitions give) goes through this on every start; the image's own /run
 # carries both markers. Written for this replica from that description: the same steps, in the
-# same order, with the same SQL and defaults (MYSQL_ROOT_PASSWORD 1234567890, MYSQL_PASSWORD
-# 123456, no MYSQL_USER, PGSQL_DATABASE test); no `set -e`, so a failing step is passed over as
-# there. Only the server this image runs (a runit service of that name) is initialised: Debian's
-# packages put the other's files in place, the real images' other server has no data.
+# same order, with the same SQL and defaults (MYSQL_ROOT_PASSWORD and PGSQL_ROOT_PASSWORD
+# 1234567890, MYSQL_PASSWORD 123456, no MYSQL_USER, PGSQL_DATABASE test); no `set -e`, so a
+# failing step is passed over as there. With no MYSQL_USER, its GRANTs make anonymous accounts
+# (''@localhost, ''@127.0.0.1, ''@::1, ALL on *.*, password 123456) that its DELETE, refused by
+# MariaDB 10.4 and later (mysql.user is a view), leaves in place. Only the server this image runs
+# (a runit service of that name) is initialised: Debian's packages put the other's files in place,
+# the real images' other server has no data. Not reproduced: the DISABLE= knob of later versions.
 MYSQL_ROOT_PASSWORD=${MYSQL_ROOT_PASSWORD:-1234567890}
 MYSQL_PASSWORD=${MYSQL_PASSWORD:-123456}
+PGSQL_ROOT_PASSWORD=${PGSQL_ROOT_PASSWORD:-1234567890}
 
 if [ -d /etc/service/mariadb ] && [ ! -f /run/mysqld/.init ]; then
   echo "entrypoint: /run/mysqld/.init is missing: initialising MariaDB in /var/lib/mysql" >&2
@@ -19,6 +23,9 @@ if [ -d /etc/service/mariadb ] && [ ! -f /run/mysqld/.init ]; then
   chown mysql:mysql -R /run/mysqld /var/lib/mysql
   mariadb-install-db --user=mysql --datadir=/var/lib/mysql >&2
   SQL=$(mktemp)
+  if [ -n "${MYSQL_DATABASE:-}" ]; then
+    echo "CREATE DATABASE IF NOT EXISTS $MYSQL_DATABASE CHARACTER SET utf8 COLLATE utf8_general_ci;" >> "$SQL"
+  fi
   MYSQL_DATABASE=${MYSQL_DATABASE:-*}
   for h in localhost 127.0.0.1 ::1; do
     echo "GRANT ALL ON $MYSQL_DATABASE.* to '${MYSQL_USER:-}'@'$h' IDENTIFIED BY '$MYSQL_PASSWORD';" >> "$SQL"
@@ -41,7 +48,7 @@ if [ -d /etc/service/postgres ] && [ ! -f /run/postgresql/.init ]; then
   chpst -u postgres "$PGBIN/initdb" -D "$D" >&2
   PGSQL_DATABASE=${PGSQL_DATABASE:-test}
   echo "CREATE DATABASE $PGSQL_DATABASE;" >> "$SQL"
-  echo "ALTER USER postgres PASSWORD '${PGSQL_ROOT_PASSWORD:-}';" >> "$SQL"
+  echo "ALTER USER postgres PASSWORD '$PGSQL_ROOT_PASSWORD';" >> "$SQL"
   echo "GRANT ALL PRIVILEGES ON DATABASE $PGSQL_DATABASE TO postgres;" >> "$SQL"
   # A pid file left by a killed container of this image is stale (the run script says why).
   rm -f "$D/postmaster.pid"

@@ -6,7 +6,7 @@ Magento's default cache frontend (page cache: database 1; research/real-images.m
 This is a replica (test double) of the Magento 2.4 surface described in
 research/contract-magento.md; it is not Magento.
 """
-import base64, fcntl, hashlib, hmac, json, os, re, secrets, time
+import base64, fcntl, hashlib, hmac, json, os, re, secrets, stat, time
 
 import pymysql
 import redis
@@ -133,57 +133,100 @@ def read_token(conn, token):
 
 # --- sessions as files in var/session (env.php session.save = files) ---------------------
 # The real images keep Magento's sessions as PHP's file handler does: var/session/sess_<id>
-# (research/real-images.md §1.2, env.php 'session' => ['save' => 'files']). As PHP's handler,
-# a write opens the file in place (O_CREAT|O_RDWR, mode 0600), takes an exclusive flock,
-# truncates and writes; a read takes a shared flock. The content is JSON here (PHP's is its own
-# serialisation). A file older than Magento's cookie lifetime (3600 s, gc_maxlifetime) counts as
+# (research/real-images.md §1.2, env.php 'session' => ['save' => 'files']). As that handler
+# (php-src ext/session/mod_files.c), a request opens its session's file in place (O_RDWR,
+# O_NOFOLLOW; a new one O_CREAT, mode 0600) and holds an exclusive flock on it from the
+# session's start to its close, so the requests of one session run one after another; a write
+# truncates and writes through that descriptor; a request that changed nothing still updates the
+# file's time (session.lazy_write's update_timestamp). The content is JSON here (PHP serialises
+# its own way). A file older than Magento's cookie lifetime (3600 s, gc_maxlifetime) counts as
 # expired, as PHP's garbage collector would have removed it; this replica runs no such collector.
+# Anything in var/session that is not a regular file (a FIFO, a folder, a link) is no session.
 SESSION_DIR = os.path.join(ROOT, "var", "session")
 SESSION_LIFETIME = 3600
-SID_RE = re.compile(r"^[a-z0-9]{22,64}$")
+SID_RE = re.compile(r"[a-z0-9]{22,64}")
+_OPEN = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
 def _session_path(sid):
     return os.path.join(SESSION_DIR, "sess_" + sid)
 
 
-def session_load(conn, sid):
-    """The session's data (dict) or None when absent, unreadable, malformed or expired."""
-    if not sid or not SID_RE.match(sid):
-        return None
-    path = _session_path(sid)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if st.st_mtime + SESSION_LIFETIME < time.time():
-            return None
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = json.loads(f.read() or b"{}")
-        return data if isinstance(data, dict) else None
-    except (OSError, ValueError):
-        return None
-    finally:
+def _regular_or_close(fd):
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
+        return None
+    return fd
 
 
-def session_save(conn, sid, data, lifetime=SESSION_LIFETIME):
-    """Writes the session file in place, as PHP's file handler does."""
-    body = json.dumps(data).encode()
-    fd = os.open(_session_path(sid), os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+def session_open(sid):
+    """(fd, data) of the session `sid`, its file locked exclusively until session_close(fd);
+    (None, None) when the id is malformed or the file is absent, not a regular file, unreadable,
+    malformed or expired."""
+    if not sid or not SID_RE.fullmatch(sid):
+        return None, None
+    try:
+        fd = _regular_or_close(os.open(_session_path(sid), _OPEN))
+    except OSError:
+        return None, None
+    if fd is None:
+        return None, None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, body, 0)
+        st = os.fstat(fd)
+        if st.st_mtime + SESSION_LIFETIME < time.time():
+            raise ValueError("expired")
+        chunks, off = [], 0
+        while True:
+            b = os.pread(fd, 1 << 16, off)
+            if not b:
+                break
+            chunks.append(b)
+            off += len(b)
+        data = json.loads(b"".join(chunks) or b"{}")
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        return fd, data
+    except (OSError, ValueError):
+        os.close(fd)
+        return None, None
+
+
+def session_write(fd, data):
+    """Replaces the content of the open, locked session file `fd` with `data` (JSON)."""
+    body = json.dumps(data).encode()
+    os.ftruncate(fd, 0)
+    off = 0
+    while off < len(body):
+        off += os.pwrite(fd, body[off:], off)
+
+
+def session_create(sid, data):
+    """Writes a new session file for `sid` (mode 0600) under an exclusive lock and closes it."""
+    if not SID_RE.fullmatch(sid):
+        raise ValueError("malformed session id")
+    fd = _regular_or_close(os.open(_session_path(sid), _OPEN | os.O_CREAT, 0o600))
+    if fd is None:
+        raise OSError("session path is not a regular file")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        session_write(fd, data)
     finally:
         os.close(fd)
 
 
-def session_delete(conn, sid):
-    if sid and SID_RE.match(sid):
+def session_touch(fd):
+    """The file's time moves to now (PHP's update_timestamp for an unchanged session)."""
+    os.utime(fd)
+
+
+def session_close(fd):
+    """Releases the session's lock."""
+    os.close(fd)
+
+
+def session_delete(sid):
+    if sid and SID_RE.fullmatch(sid):
         try:
             os.unlink(_session_path(sid))
         except OSError:

@@ -61,6 +61,9 @@ def dispatch(p):
             resp.set_cookie("form_key", request.cookies["form_key"], path="/", max_age=86400)
         return resp
     finally:
+        sess = g.get("sess")
+        if sess is not None:
+            sess.close()
         g.conn.close()
 
 

@@ -34,7 +34,8 @@ class Sess(dict):
     def __init__(self, cookie, path):
         self.cookie, self.path, self.dirty, self.regen = cookie, path, False, False
         self.sid = request.cookies.get(cookie)
-        data = mage.session_load(g.conn, self.sid)
+        # The session's file stays locked until close() (the end of the request), as PHP's.
+        self.fd, data = mage.session_open(self.sid)
         if data is None:
             self.sid, data = None, {}
         super().__init__(data)
@@ -63,16 +64,26 @@ class Sess(dict):
 
     def regenerate(self):
         if self.sid:
-            mage.session_delete(g.conn, self.sid)
+            mage.session_delete(self.sid)
+        self.close()
         self.sid, self.dirty = None, True
 
     def save(self, resp):
         if not self.dirty:
+            if self.fd is not None:
+                mage.session_touch(self.fd)
             return
-        if not self.sid:
+        if self.fd is not None:
+            mage.session_write(self.fd, dict(self))
+        else:
             self.sid = mage.new_id()
-        mage.session_save(g.conn, self.sid, dict(self))
+            mage.session_create(self.sid, dict(self))
         resp.set_cookie(self.cookie, self.sid, path=self.path, httponly=True, samesite="Lax")
+
+    def close(self):
+        if self.fd is not None:
+            mage.session_close(self.fd)
+            self.fd = None
 
 
 def form_key_ok():
