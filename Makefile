@@ -19,11 +19,12 @@ engine:
 	bash scripts/bootstrap-engine.sh
 
 # Installs what is missing, builds the mini replicas, brings the default stack up and prints the URLs.
-up: install engine
+up: install engine bullseye
 	$(BIN)/sitectl up --stack $(STACK)
 
-# Debian bullseye's base image (debootstrap, once): tests/stores/real_schema.py builds on it the
-# older database servers the real images run (PostgreSQL 13, as GitLab 15.7's omnibus bundles).
+# Debian bullseye's base image (debootstrap, once): the GitLab replica runs on it (PostgreSQL 13
+# and Python 3.9, as GitLab 15.7's omnibus), and tests/stores/real_schema.py builds on it the
+# older database servers the real images run.
 bullseye: engine
 	SITECTL_BASE_SUITE=bullseye SITECTL_BASE_IMAGE=sitectl/base:bullseye bash scripts/bootstrap-engine.sh
 

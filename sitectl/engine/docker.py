@@ -121,7 +121,8 @@ class DockerEngine(Engine):
         """Build ``tag`` with the legacy builder (no buildx here). No registry pull.
 
         Raises:
-            EngineError: the build failed; the message ends with the build's last output.
+            EngineError: the build failed; the message ends with the build's last output (and, for a
+                missing sitectl/base image, the command that builds it).
         """
         try:
             self.docker.legacy_build(
@@ -129,7 +130,11 @@ class DockerEngine(Engine):
                 pull=False, quiet=True,
             )
         except _errors().DockerException as e:
-            raise EngineError(f"building image {tag} failed:\n{_tail(e, 30)}") from None
+            tail = _tail(e, 30)
+            if "pull access denied for sitectl/base" in tail:  # nothing is pulled: the bases are built here
+                tail += ("\nits base image is missing: sitectl/base:bookworm comes from `make engine`, "
+                         "sitectl/base:bullseye from `make bullseye` (debootstrap; scripts/bootstrap-engine.sh)")
+            raise EngineError(f"building image {tag} failed:\n{tail}") from None
 
     def load_archive(self, path: Path, on_bytes=None) -> list[str]:
         """``docker load`` an image archive (``.tar``); return the loaded image names.

@@ -110,3 +110,16 @@ def test_a_files_name_never_writes_through_a_link_or_over_the_context(tmp_path, 
     assert list(victim.iterdir()) == []
     if plant == "file":
         assert (ctx / "real" / "schema.sql").read_text() == "-- the context's own\n"
+
+
+def test_a_missing_base_image_names_the_command_that_builds_it(tmp_path, engine):
+    """Nothing is pulled from a registry: a Dockerfile FROM a sitectl/base suite not built here
+    fails with the make target that builds the bases (real Docker, a one-line Dockerfile)."""
+    from sitectl.errors import EngineError
+
+    (tmp_path / "Dockerfile").write_text("FROM sitectl/base:no-such-suite\n")
+    with pytest.raises(EngineError) as e:
+        engine.build("sitectl/test-missing-base:0.1", tmp_path, tmp_path / "Dockerfile", {})
+    msg = str(e.value)
+    assert "pull access denied for sitectl/base" in msg
+    assert "`make bullseye`" in msg and "`make engine`" in msg
