@@ -22,8 +22,8 @@ engine:
 up: install engine bullseye
 	$(BIN)/sitectl up --stack $(STACK)
 
-# Debian bullseye's base image (debootstrap, once): the GitLab replica runs on it (PostgreSQL 13
-# and Python 3.9, as GitLab 15.7's omnibus), and tests/stores/real_schema.py builds on it the
+# Debian bullseye's base image (debootstrap, once): the GitLab replica takes its PostgreSQL 13 (the
+# version GitLab 15.7's omnibus runs) from it, and tests/stores/real_schema.py builds on it the
 # older database servers the real images run.
 bullseye: engine
 	SITECTL_BASE_SUITE=bullseye SITECTL_BASE_IMAGE=sitectl/base:bullseye bash scripts/bootstrap-engine.sh

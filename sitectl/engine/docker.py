@@ -131,9 +131,12 @@ class DockerEngine(Engine):
             )
         except _errors().DockerException as e:
             tail = _tail(e, 30)
-            if "pull access denied for sitectl/base" in tail:  # nothing is pulled: the bases are built here
-                tail += ("\nits base image is missing: sitectl/base:bookworm comes from `make engine`, "
-                         "sitectl/base:bullseye from `make bullseye` (debootstrap; scripts/bootstrap-engine.sh)")
+            steps = re.findall(r"^Step \d+/\d+ : (.*)$", tail, re.M)
+            base = re.match(r"FROM (sitectl/base:\S+)", steps[-1]) if steps else None
+            if base:  # the build stopped at a FROM of a base image: nothing is pulled, the bases are built here
+                tail += (f"\nthe base image {base.group(1)} is missing here: sitectl/base:bookworm comes from "
+                         "`make engine`, sitectl/base:bullseye from `make bullseye` (debootstrap; "
+                         "scripts/bootstrap-engine.sh)")
             raise EngineError(f"building image {tag} failed:\n{tail}") from None
 
     def load_archive(self, path: Path, on_bytes=None) -> list[str]:

@@ -121,5 +121,5 @@ def test_a_missing_base_image_names_the_command_that_builds_it(tmp_path, engine)
     with pytest.raises(EngineError) as e:
         engine.build("sitectl/test-missing-base:0.1", tmp_path, tmp_path / "Dockerfile", {})
     msg = str(e.value)
-    assert "pull access denied for sitectl/base" in msg
+    assert "the base image sitectl/base:no-such-suite is missing here" in msg
     assert "`make bullseye`" in msg and "`make engine`" in msg

@@ -9,8 +9,8 @@
 # same order, with the same SQL and defaults (MYSQL_ROOT_PASSWORD and PGSQL_ROOT_PASSWORD
 # 1234567890, MYSQL_PASSWORD 123456, no MYSQL_USER, PGSQL_DATABASE test); no `set -e`, so a
 # failing step is passed over as there. With no MYSQL_USER, its GRANTs make anonymous accounts
-# (''@localhost, ''@127.0.0.1, ''@::1, ALL on *.*, password 123456) that its DELETE, refused by
-# MariaDB 10.4 and later (mysql.user is a view), leaves in place. Only the server this image runs
+# (''@localhost, ''@127.0.0.1, ''@::1) that its DELETE removes again (MariaDB 10.4 and later let
+# it through the view mysql.user). Only the server this image runs
 # (a runit service of that name) is initialised: Debian's packages put the other's files in place,
 # the real images' other server has no data. Not reproduced: the DISABLE= knob of later versions.
 MYSQL_ROOT_PASSWORD=${MYSQL_ROOT_PASSWORD:-1234567890}
