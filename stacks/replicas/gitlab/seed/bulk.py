@@ -1,16 +1,17 @@
 """SCALE=full bulk data for the GitLab contract replica (imported by seed.py after the tiny rows).
 
 Adds generated users, groups, projects (real bare repositories built with `git fast-import`),
-memberships, labels, milestones, issues, merge requests and notes near WebArena's sizes
-(~1,000 users, ~300 projects). Deterministic from SEED: its own RNG (so the tiny rows, drawn
+memberships, labels, milestones, issues, merge requests and notes at the real image's counts
+(2,399 users, 175 projects). Deterministic from SEED: its own RNG (so the tiny rows, drawn
 first from seed.py's RNG, are byte-identical to SCALE=tiny), fixed timestamps. Bulk ids start
 at fixed bases far above the tiny ids; bulk rows never touch tiny users, groups or projects.
 Rows go in with PostgreSQL COPY from in-memory buffers (no temp files).
 """
 import concurrent.futures as cf, datetime as dt, io, os, random, subprocess
 
-TOTAL_USERS = 1000
-TOTAL_PROJECTS = 300
+# The real image's counts (research/real-images.md §1.9: SBB's 2,399 users / 175 projects), tiny's included.
+TOTAL_USERS = 2399
+TOTAL_PROJECTS = 175
 N_GROUPS = 60
 # first id of the generated rows per table (tiny ids stay far below; checked at run time)
 BASE = {"users": 1001, "namespaces": 10001, "projects": 1001, "routes": 10001, "members": 10001,

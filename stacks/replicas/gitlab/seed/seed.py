@@ -7,7 +7,7 @@ replica's tables of schema.sql: real_structure.py) and creates real bare
 git repositories under /var/opt/gitlab/git-data/repositories/@hashed/... with git fast-import.
 SCALE=tiny: the rows of fixture.json (tasks' users, groups, projects, issues, MRs).
 SCALE=full: the same tiny rows (same ids, drawn first from the same RNG), then the generated bulk
-of bulk.py (~1,000 users, ~300 projects with fast-imported history, thousands of issues, MRs, notes).
+of bulk.py (2,399 users and 175 projects as on the real image, with fast-imported history, thousands of issues, MRs, notes).
 """
 import base64, datetime as dt, hashlib, hmac, json, os, random, subprocess, sys, time
 

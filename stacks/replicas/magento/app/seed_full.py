@@ -18,8 +18,13 @@ import pymysql
 import mage
 from mage import ATTR, ex, q, q1
 
-# Totals per image, tiny's rows included ("near WebArena's real sizes").
-SIZES = {"products": 90000, "categories": 300, "customers": 3000, "orders": 5000, "reviews": 40000}
+# Totals per image, tiny's rows included: the real images' counts where peers counted them
+# (research/real-images.md §1.9: the storefront's catalog_product_entity 104,368 and review
+# >= 300,000; the admin's catalog_product_entity 2,040 and sales_order 308), else near them.
+SIZES_BY_STORE = {
+    "shopping": {"products": 104368, "categories": 300, "customers": 3000, "orders": 5000, "reviews": 300000},
+    "shopping_admin": {"products": 2040, "categories": 300, "customers": 3000, "orders": 308, "reviews": 40000},
+}
 BASE_TS = datetime(2023, 4, 18, 12, 0, 0)
 DAY = 86400
 
@@ -183,6 +188,7 @@ def esc(v):
 class Full:
     def __init__(self, store, seed):
         self.store, self.R = store, random.Random("magento-replica-full-%s-%s" % (seed, store))
+        self.sizes = SIZES_BY_STORE[store]
         self.conn = pymysql.connect(**dict(mage.DB, local_infile=True))
         ex(self.conn, "SET SESSION unique_checks=0, foreign_key_checks=0")
         self.dir = tempfile.mkdtemp(prefix="magento-full-")
@@ -242,7 +248,7 @@ class Full:
                     names.append((cid, "%s %s" % (sub, qual)))
                     tree.append((top, mid, cid, dept, sub, nouns))
         extra = EXTRA_TOP[self.store]
-        assert len(rows) + len(extra) == SIZES["categories"], "category lists do not add up to SIZES['categories']"
+        assert len(rows) + len(extra) == self.sizes["categories"], "category lists do not add up to the store's categories"
         for i, name in enumerate(extra):
             cid += 1
             rows.append([cid, 2, "1/2/%d" % cid, len(depts) + i + 1, 2, 0])
@@ -287,7 +293,7 @@ class Full:
 
     def products(self):
         R = self.R
-        pids = self.free_ids("catalog_product_entity", "entity_id", SIZES["products"])
+        pids = self.free_ids("catalog_product_entity", "entity_id", self.sizes["products"])
         skus = {r["sku"] for r in q(self.conn, "SELECT sku FROM catalog_product_entity")}
         paths = {r["request_path"] for r in q(self.conn, "SELECT request_path FROM url_rewrite")}
         paths |= {r["value"] + ".html" for r in q(self.conn, "SELECT value FROM catalog_product_entity_varchar WHERE attribute_id=%s", (ATTR["url_key"][0],))}
@@ -352,7 +358,7 @@ class Full:
     # --- customers ---
     def customers(self):
         R = self.R
-        cids = self.free_ids("customer_entity", "entity_id", SIZES["customers"])
+        cids = self.free_ids("customer_entity", "entity_id", self.sizes["customers"])
         C = []
         for cid in cids:
             first, last = R.choice(FIRST), R.choice(LAST)
@@ -379,7 +385,7 @@ class Full:
     # --- orders ---
     def orders(self):
         R = self.R
-        eids = self.free_ids("sales_order", "entity_id", SIZES["orders"])
+        eids = self.free_ids("sales_order", "entity_id", self.sizes["orders"])
         latest = q1(self.conn, "SELECT MAX(created_at) m FROM sales_order")["m"]      # tiny's latest order stays the latest
         newest = max(0, int((BASE_TS - latest).total_seconds()) // DAY + 1)
         stamps = sorted((self.ts(newest + 1, newest + 1100) for _ in eids))
@@ -432,7 +438,7 @@ class Full:
     # --- reviews ---
     def reviews(self):
         R = self.R
-        rids = self.free_ids("review", "review_id", SIZES["reviews"])
+        rids = self.free_ids("review", "review_id", self.sizes["reviews"])
         det = self.next_id("review_detail", "detail_id")
         vote = self.next_id("rating_option_vote", "vote_id")
         popular = R.sample(self.P, len(self.P) // 20)                              # a few products collect many reviews

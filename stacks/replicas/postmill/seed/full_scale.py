@@ -1,7 +1,8 @@
 """SCALE=full: bulk rows on top of the tiny seed (called by seed.py after the tiny rows are committed).
 
 Near WebArena's real sizes (contract docs/contracts/postmill.md, "Seeded data (SCALE=full)"):
-~127,000 submissions in 95 forums, ~660,000 users, ~1M comments, vote rows. Deterministic from SEED
+the real image's counts (research/real-images.md §1.9: 661,782 users, 95 forums, 127,391
+submissions, 2,551,513 comments, tiny's rows included), vote rows. Deterministic from SEED
 (its own ``random.Random("postmill-full:<seed>")``, so the tiny rows — made before, with the tiny
 generator's stream — are byte-for-byte the tiny seed's).
 
@@ -34,10 +35,11 @@ import time
 
 import bcrypt
 
-TOTAL_USERS = 660_000
+# The real forum's counts (research/real-images.md §1.9, SBB's audit), tiny's rows included.
+TOTAL_USERS = 661_782
 TOTAL_FORUMS = 95
-TOTAL_SUBMISSIONS = 127_000
-BULK_COMMENTS = int(os.environ.get("POSTMILL_FULL_COMMENTS", "1000000"))
+TOTAL_SUBMISSIONS = 127_391
+TOTAL_COMMENTS = int(os.environ.get("POSTMILL_FULL_COMMENTS", "2551513"))
 SUB_ID_MAX = 135_250          # submission ids 1..135,250 (the real site's range; ts = id x 120 s)
 COMMENT_ID_SPAN = 1.15        # comment ids spread over 1..max(1.24M, 1.15 x count), increasing with time
 MAX_SCORE = 4_999
@@ -278,8 +280,22 @@ def load(conn, seed, base, seconds_per_id, ranking):
         p_cum = list(_cumsum(1.0 / (k + 10) ** 0.8 for k in range(len(posters))))
         commenters = rng.sample(bulk_uids, 250_000)
         c_cum = list(_cumsum(1.0 / (k + 10) ** 0.7 for k in range(len(commenters))))
-        mean_c = BULK_COMMENTS / n_bulk_subs
-        mu_c = math.log(mean_c) - 0.5 * 1.1 ** 2
+        # comments per bulk post: a log-normal draw, then evened out one comment at a time on posts
+        # picked at random (none above MAX_COMMENTS_PER_POST), so that the table holds exactly
+        # TOTAL_COMMENTS rows.
+        n_bulk_comments = TOTAL_COMMENTS - len(tiny_comment_ids)
+        assert 0 < n_bulk_comments <= MAX_COMMENTS_PER_POST * n_bulk_subs, n_bulk_comments
+        mu_c = math.log(n_bulk_comments / n_bulk_subs) - 0.5 * 1.1 ** 2
+        per_post = [min(MAX_COMMENTS_PER_POST, int(math.exp(rng.gauss(mu_c, 1.1)))) for _ in chosen]
+        gap = n_bulk_comments - sum(per_post)
+        while gap:
+            i = rng.randrange(len(per_post))
+            if gap > 0 and per_post[i] < MAX_COMMENTS_PER_POST:
+                per_post[i] += 1
+                gap -= 1
+            elif gap < 0 and per_post[i] > 0:
+                per_post[i] -= 1
+                gap += 1
 
         fs = cp.open("submissions", ["id", "forum_id", "user_id", "title", "url", "body", "timestamp", "ranking",
                                      "last_active", "comment_count", "net_score", "media_type", "sticky", "user_flag"])
@@ -288,7 +304,7 @@ def load(conn, seed, base, seconds_per_id, ranking):
         sv_id = 0
         seg_i = 0
         n_users_total = len(bulk_uids)
-        for sid in chosen:
+        for sid, n in zip(chosen, per_post):
             while sid >= segs[seg_i][0]:
                 seg_i += 1
             _, elig, cum = segs[seg_i]
@@ -318,7 +334,6 @@ def load(conn, seed, base, seconds_per_id, ranking):
                 sv_id += 1
                 fsv.write(f"{sv_id}\t{v}\t{sid}\t{'t' if j < up - 1 else 'f'}\t{vts}\n")
             # comments
-            n = min(MAX_COMMENTS_PER_POST, int(math.exp(rng.gauss(mu_c, 1.1))))
             last = ts
             first_c = len(comments)
             t = ts
