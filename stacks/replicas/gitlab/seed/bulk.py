@@ -12,6 +12,8 @@ import concurrent.futures as cf, datetime as dt, io, os, random, subprocess
 # The real image's counts (research/real-images.md §1.9: SBB's 2,399 users / 175 projects), tiny's included.
 TOTAL_USERS = 2399
 TOTAL_PROJECTS = 175
+# ... and the least it holds of these (WA-V's gitlab/scripts/90_verify.sh, same section).
+MINIMUMS = {"namespaces": 100, "issues": 1000, "merge_requests": 1000, "notes": 1000, "members": 10}
 N_GROUPS = 60
 # first id of the generated rows per table (tiny ids stay far below; checked at run time)
 BASE = {"users": 1001, "namespaces": 10001, "projects": 1001, "routes": 10001, "members": 10001,
@@ -202,7 +204,7 @@ def seed_full(cur, seed, ts, hashed_path, password_hash, base_time):
         member_ids = sorted(members)
         big = r.random() < 0.06
         n_issues = r.randint(120, 400) if big else int(r.random() ** 2 * 30)
-        n_mrs = r.randint(40, 150) if big else int(r.random() ** 2 * 9)
+        n_mrs = r.randint(40, 150) if big else int(r.random() ** 2 * 18)
         n_commits = r.randint(200, 600) if big else int(10 + 240 * r.random() ** 2.2)
         last_act = when(-60, 100)
         p = {"id": pid, "path": path, "full": full, "ns_id": ns_id, "branch": branch, "kind": kind, "created": created,
@@ -373,6 +375,11 @@ def seed_full(cur, seed, ts, hashed_path, password_hash, base_time):
                    AND column_default LIKE 'nextval%%'""")
     for (t,) in cur.fetchall():
         cur.execute(f"SELECT setval(pg_get_serial_sequence('{t}', 'id'), greatest((SELECT max(id) FROM {t}), 1))")
+    # The real image's minimums a peer's verify script checks (research/real-images.md §1.9).
+    for t, least in MINIMUMS.items():
+        cur.execute(f"SELECT count(*) FROM {t}")
+        n = cur.fetchone()[0]
+        assert n >= least, f"full scale: {t} has {n} rows, the real image at least {least}"
     return counts, sum(b[1] for b in built), sum(b[2] for b in built)
 
 
