@@ -33,6 +33,26 @@ def _errors():
     return exceptions
 
 
+
+def _base_images(dockerfile: Path, args: dict[str, str]) -> list[str]:
+    """The ``sitectl/base:*`` images the FROM lines of ``dockerfile`` name, with the ARGs declared
+    before the first FROM substituted (their defaults, or ``args``), as Docker does."""
+    values: dict[str, str] = {}
+    found: list[str] = []
+    seen_from = False
+    for line in dockerfile.read_text(errors="replace").splitlines():
+        arg = re.match(r"\s*ARG\s+(\w+)(?:=(\S*))?\s*$", line, re.I)
+        if arg and not seen_from:
+            values[arg.group(1)] = args.get(arg.group(1), (arg.group(2) or "").strip("\"'"))
+            continue
+        frm = re.match(r"\s*FROM\s+(?:--\S+\s+)*(\S+)", line, re.I)
+        if frm:
+            seen_from = True
+            image = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: values.get(m.group(1) or m.group(2), ""), frm.group(1))
+            if image.startswith("sitectl/base:") and image not in found:
+                found.append(image)
+    return found
+
 class DockerEngine(Engine):
     """The local (or ``DOCKER_HOST``) Docker engine, reached through python-on-whales.
 
@@ -121,23 +141,23 @@ class DockerEngine(Engine):
         """Build ``tag`` with the legacy builder (no buildx here). No registry pull.
 
         Raises:
-            EngineError: the build failed; the message ends with the build's last output (and, for a
-                missing sitectl/base image, the command that builds it).
+            EngineError: a sitectl/base image the Dockerfile starts FROM is missing (named, with the
+                command that builds it; checked before the build), or the build failed (the message
+                ends with the build's last output).
         """
+        for base in _base_images(dockerfile, args):
+            if not self.image_exists(base):  # nothing is pulled from a registry: the bases are built here
+                raise EngineError(
+                    f"building image {tag}: its base image {base} is missing here (nothing is pulled from a "
+                    "registry): sitectl/base:bookworm comes from `make engine`, sitectl/base:bullseye from "
+                    "`make bullseye` (debootstrap; scripts/bootstrap-engine.sh)")
         try:
             self.docker.legacy_build(
                 context, file=dockerfile, tags=[tag], build_args=args, labels=labels or {},
                 pull=False, quiet=True,
             )
         except _errors().DockerException as e:
-            tail = _tail(e, 30)
-            steps = re.findall(r"^Step \d+/\d+ : (.*)$", tail, re.M)
-            base = re.match(r"FROM (sitectl/base:\S+)", steps[-1]) if steps else None
-            if base:  # the build stopped at a FROM of a base image: nothing is pulled, the bases are built here
-                tail += (f"\nthe base image {base.group(1)} is missing here: sitectl/base:bookworm comes from "
-                         "`make engine`, sitectl/base:bullseye from `make bullseye` (debootstrap; "
-                         "scripts/bootstrap-engine.sh)")
-            raise EngineError(f"building image {tag} failed:\n{tail}") from None
+            raise EngineError(f"building image {tag} failed:\n{_tail(e, 30)}") from None
 
     def load_archive(self, path: Path, on_bytes=None) -> list[str]:
         """``docker load`` an image archive (``.tar``); return the loaded image names.

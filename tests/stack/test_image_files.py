@@ -112,14 +112,22 @@ def test_a_files_name_never_writes_through_a_link_or_over_the_context(tmp_path, 
         assert (ctx / "real" / "schema.sql").read_text() == "-- the context's own\n"
 
 
-def test_a_missing_base_image_names_the_command_that_builds_it(tmp_path, engine):
-    """Nothing is pulled from a registry: a Dockerfile FROM a sitectl/base suite not built here
-    fails with the make target that builds the bases (real Docker, a one-line Dockerfile)."""
+@pytest.mark.parametrize("dockerfile, args, named", [
+    ("FROM sitectl/base:no-such-suite\n", {}, "sitectl/base:no-such-suite"),
+    # as the replicas' Dockerfiles name their bases: an ARG before the first FROM, a later stage
+    ("ARG BASE=sitectl/base:no-such-suite\nFROM ${BASE} AS stage\nRUN true\nFROM stage\n", {}, "sitectl/base:no-such-suite"),
+    ("ARG BASE=sitectl/base:bookworm\nFROM $BASE\n", {"BASE": "sitectl/base:other-suite"}, "sitectl/base:other-suite"),
+])
+def test_a_missing_base_image_names_the_command_that_builds_it(tmp_path, engine, dockerfile, args, named):
+    """Nothing is pulled from a registry: a Dockerfile FROM a sitectl/base image not built here is
+    refused before the build, naming the image and the make targets that build the bases (real
+    Docker: the engine is asked whether it has the image)."""
     from sitectl.errors import EngineError
 
-    (tmp_path / "Dockerfile").write_text("FROM sitectl/base:no-such-suite\n")
+    (tmp_path / "Dockerfile").write_text(dockerfile)
     with pytest.raises(EngineError) as e:
-        engine.build("sitectl/test-missing-base:0.1", tmp_path, tmp_path / "Dockerfile", {})
+        engine.build("sitectl/test-missing-base:0.1", tmp_path, tmp_path / "Dockerfile", args)
     msg = str(e.value)
-    assert "the base image sitectl/base:no-such-suite is missing here" in msg
+    assert f"its base image {named} is missing here" in msg, msg
     assert "`make bullseye`" in msg and "`make engine`" in msg
+    assert not engine.image_exists("sitectl/test-missing-base:0.1")

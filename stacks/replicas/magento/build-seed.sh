@@ -5,7 +5,7 @@ mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
 # The real images' entrypoint (adhocore/docker-lemp) re-initialises MariaDB unless this marker
 # exists (research/real-images.md §1.1); the image carries it as theirs do.
 touch /run/mysqld/.init
-# SCALE=full bulk-loads ~1.5M rows: a bigger buffer pool and no per-commit flush/doublewrite while seeding
+# SCALE=full bulk-loads millions of rows (the storefront's 300,000 reviews alone are ~1.5M): a bigger buffer pool and no per-commit flush/doublewrite while seeding
 # (build-time only; the image's server runs with the defaults and is shut down cleanly below).
 EXTRA=""
 if [ "${SCALE:-tiny}" = full ]; then

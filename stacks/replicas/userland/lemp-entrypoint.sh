@@ -5,14 +5,15 @@
 # already holds, unless its marker in /run exists; then the marker is written and the image's
 # command runs. A container that starts with a fresh /run (a tmpfs or emptyDir there, as some
 # Swarm and Kubernetes definitions give) goes through this on every start; the image's own /run
-# carries both markers. Written for this replica from that description: the same steps, in the
-# same order, with the same SQL and defaults (MYSQL_ROOT_PASSWORD and PGSQL_ROOT_PASSWORD
+# carries both markers. Written for this replica from that description: the steps that touch the
+# databases, in the same order, with the same SQL and defaults (MYSQL_ROOT_PASSWORD and PGSQL_ROOT_PASSWORD
 # 1234567890, MYSQL_PASSWORD 123456, no MYSQL_USER, PGSQL_DATABASE test); no `set -e`, so a
 # failing step is passed over as there. With no MYSQL_USER, its GRANTs make anonymous accounts
-# (''@localhost, ''@127.0.0.1, ''@::1) that its DELETE removes again (MariaDB 10.4 and later let
-# it through the view mysql.user). Only the server this image runs
+# (''@localhost, ''@127.0.0.1, ''@::1) that its DELETE removes again, with every other account
+# whose Password is empty (MariaDB 10.4 and later let it through the view mysql.user). Only the server this image runs
 # (a runit service of that name) is initialised: Debian's packages put the other's files in place,
-# the real images' other server has no data. Not reproduced: the DISABLE= knob of later versions.
+# the real images' other server has no data. Not reproduced: the DISABLE= knob (which services supervisord starts), the refusal of
+# MYSQL_USER=root and PGSQL_USER=postgres, and the my.cnf edit for skip-networking.
 MYSQL_ROOT_PASSWORD=${MYSQL_ROOT_PASSWORD:-1234567890}
 MYSQL_PASSWORD=${MYSQL_PASSWORD:-123456}
 PGSQL_ROOT_PASSWORD=${PGSQL_ROOT_PASSWORD:-1234567890}

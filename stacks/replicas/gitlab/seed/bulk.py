@@ -12,7 +12,8 @@ import concurrent.futures as cf, datetime as dt, io, os, random, subprocess
 # The real image's counts (research/real-images.md §1.9: SBB's 2,399 users / 175 projects), tiny's included.
 TOTAL_USERS = 2399
 TOTAL_PROJECTS = 175
-# ... and the least it holds of these (WA-V's gitlab/scripts/90_verify.sh, same section).
+# ... and the least it holds of these, from WA-V's gitlab/scripts/90_verify.sh (research/real-images.md
+# §1.9: namespaces, issues, merge requests, notes; contract-postmill-gitlab-map.md §2.1: members).
 MINIMUMS = {"namespaces": 100, "issues": 1000, "merge_requests": 1000, "notes": 1000, "members": 10}
 N_GROUPS = 60
 # first id of the generated rows per table (tiny ids stay far below; checked at run time)

@@ -135,8 +135,8 @@ def read_token(conn, token):
 # The real images keep Magento's sessions as PHP's file handler does: var/session/sess_<id>
 # (research/real-images.md §1.2, env.php 'session' => ['save' => 'files']). As that handler
 # (php-src ext/session/mod_files.c), a request opens its session's file in place (O_RDWR,
-# O_NOFOLLOW; a new one O_CREAT, mode 0600) and holds an exclusive flock on it from the
-# session's start to its close, so the requests of one session run one after another; a write
+# O_NOFOLLOW) and holds an exclusive flock on it from the session's start to its close (a new
+# session's file, O_CREAT and mode 0600, is written and closed at the end of its first request), so the requests of one session run one after another; a write
 # truncates and writes through that descriptor; a request that changed nothing still updates the
 # file's time (session.lazy_write's update_timestamp). The content is JSON here (PHP serialises
 # its own way). A file older than Magento's cookie lifetime (3600 s, gc_maxlifetime) counts as

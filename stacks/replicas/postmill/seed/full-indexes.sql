@@ -1,5 +1,5 @@
 -- SCALE=full only, beside the indexes of Postmill's own migrations (tiny keeps only those): the listing, user-page and rate-limit queries of
--- app/postmill_replica/ served by index scans at ~127k submissions / ~1M comments / ~660k users.
+-- app/postmill_replica/ served by index scans at 127,391 submissions / 2,551,513 comments / 661,782 users.
 -- Listings: ORDER BY sticky DESC, ranking DESC, id DESC ("hot"), id DESC ("new"), last_active ("active"),
 -- net_score ("top"/"controversial"), comment_count ("most_commented"); globally and per forum.
 CREATE INDEX submissions_hot_idx ON submissions (sticky, ranking, id);
