@@ -66,6 +66,7 @@ def test_magento_with_a_fresh_run_is_initialised_again(mini, engine, started):
     assert rc == 0, out  # the replica's root keeps its socket login (docs/contracts.md)
 
     fresh = started(image, "shop-fresh", fresh_run=True)
+    _until(engine, fresh, ["ls", "/run/mysqld/.init"])  # the init is over
     assert _until(engine, fresh, products).split()[-1] == count  # the data stays
     logs = docker.container.logs(fresh)
     assert "/run/mysqld/.init is missing: initialising MariaDB" in logs, logs
@@ -99,6 +100,8 @@ def test_the_forum_with_a_fresh_run_is_initialised_again(mini, engine, started):
     assert "initialising" not in docker.container.logs(kept)
 
     fresh = started(image, "forum-fresh", fresh_run=True)
+    # The init runs a server of its own on the same socket: ask only once it wrote the marker.
+    _until(engine, fresh, ["ls", "/run/postgresql/.init"])
     assert _until(engine, fresh, users).strip() == count  # the data stays
     assert "test" in _until(engine, fresh, databases).split()
     logs = docker.container.logs(fresh)
