@@ -2,13 +2,15 @@
 stores assume, with the fix for each failure.
 
 One POSIX ``sh`` probe per container (BusyBox-safe: research/real-images.md §1.7, §5) reads
-the userland (OS, BusyBox or GNU find, the python3 the files store's helper runs with), the
+the userland (OS, BusyBox or GNU find, python3), the
 commands the stack file names (SQL and Redis clients, cache flushes, the jobs' pause and
 resume), every files store folder and its size, the entrypoint's ``/run`` markers
 (``init_markers``), free disk where golden copies go and available memory; then each SQL store
 answers ``SELECT version()`` and its database's size through its own client, and each Redis
 store ``PING`` in its database. ``up`` runs it before it takes golden and refuses with the
-report (:class:`sitectl.errors.DoctorFailed`).
+report (:class:`sitectl.errors.DoctorFailed`). Where a site has a files store, its ``probe``
+mode detects the way into the container (the python3 helper or the BusyBox-safe sh way) and
+records it there, once (:data:`sitectl.stores.files.RECORD`); the report names it.
 
 A check is ``ok``, ``warn`` (worth knowing, not blocking) or ``fail`` (golden would be wrong or
 a reset would fail); a failure carries its fix.
@@ -24,7 +26,10 @@ from sitectl.errors import DoctorFailed, SitectlError
 from sitectl.stack import Site
 from sitectl.stack.target import Target
 from sitectl.stores import ElasticsearchStore, session_for
+from sitectl.stores.files import RECORD as FILES_RECORD
 from sitectl.stores.files import ROOT as FILES_ROOT
+from sitectl.stores.files import STALE_RECORD, parse_way
+from sitectl.stores.files import helper_argv as files_helper_argv
 from sitectl.stores.transport import ExecTransport, out_lines
 
 #: Seconds a folder's ``du`` may take before its size is reported unknown (a WebArena media
@@ -32,8 +37,6 @@ from sitectl.stores.transport import ExecTransport, out_lines
 DU_SECONDS = 10
 #: Available memory under which the report warns, in KiB.
 LOW_MEMORY_KIB = 1 << 20
-#: What the files store's helper needs: Python 3.7 (files_helper's docstring).
-MIN_PYTHON = (3, 7)
 
 # Arguments: "c:NAME" (a command to find), "d:PATH" (a folder: its size in KiB), "m:PATH" (a
 # marker file). Prints tab-separated records; nothing of the arguments reaches a shell's parser.
@@ -176,20 +179,11 @@ def diagnose(target: Target, site: Site, engine: Engine) -> dict:
                           "busybox": busybox, "python": py[0] if py else None,
                           "python_version": py[1] if py and len(py) > 1 else None}
     land = f"{got.get('os') or 'unknown OS'}; {'BusyBox' if busybox else 'GNU' if got.get('gnu_find') == 'yes' else 'other'} find"
-    files = [s for s in site.stores if s.kind == "files"]
-    py_ok = False
-    if py and len(py) > 1:
-        try:
-            py_ok = tuple(int(x) for x in py[1].split(".")[:2]) >= MIN_PYTHON
-        except ValueError:
-            py_ok = False
     land += f"; python3 {py[1]} at {py[0]}" if py and len(py) > 1 else "; no python3"
-    if files and not py_ok and got.get("gnu_find") != "yes":
-        checks.append(Check("userland", "fail", land + ": the files store needs python3 3.7+ (its helper) or GNU find",
-                            "install python3 in the image (Alpine: apk add python3; Debian: apt-get install python3-minimal)"))
+    if any(s.kind == "files" for s in site.stores):
+        checks.append(_files_way_check(engine, name, site.name, land, report))
     else:
-        how = " (files store: python3 helper)" if files and py_ok else " (files store: GNU find scripts)" if files else ""
-        checks.append(Check("userland", "ok", land + how))
+        checks.append(Check("userland", "ok", land))
 
     for cmd, path in got["cmd"].items():
         if not path:
@@ -228,6 +222,27 @@ def diagnose(target: Target, site: Site, engine: Engine) -> dict:
     if mem is not None:
         checks.append(Check("memory", "warn" if mem < LOW_MEMORY_KIB else "ok", f"{_kib(mem)} available"))
     return done()
+
+
+def _files_way_check(engine: Engine, name: str, site_name: str, land: str, report: dict) -> Check:
+    """The files store's way into the container (its ``probe`` mode: detected once and recorded
+    in the container, :data:`sitectl.stores.files.RECORD`), as ``report["userland"]["files_way"]``
+    (``python PATH``, ``sh`` or None)."""
+    rc, out = engine.exec(name, files_helper_argv("probe"), timeout=60)
+    way, py = parse_way(out)
+    report["userland"]["files_way"] = f"{way} {py}".strip() if rc == 0 and way else None
+    if rc == 0 and way == "python":
+        return Check("userland", "ok", f"{land} (files store: the python3 helper on {py}; recorded in {FILES_RECORD})")
+    if rc == 0 and way == "sh":
+        return Check("userland", "ok", f"{land} (files store: the sh way, BusyBox-safe: times to the second and content "
+                                       f"hashes where a second is not enough; recorded in {FILES_RECORD})")
+    told = out.strip()[-400:]
+    if rc == STALE_RECORD:
+        fix = (f"put that python3 back; or forget the record and re-create the site from its image, whose golden "
+               f"the new way takes: docker exec {name} rm {FILES_RECORD}; sitectl reset --recreate {site_name}")
+    else:
+        fix = "install python3 in the image (Alpine: apk add python3; Debian: apt-get install python3-minimal)"
+    return Check("userland", "fail", f"{land}: the files store has no way in (exit code {rc}): {told}", fix)
 
 
 def _es_check(site: Site, s, transport: ExecTransport, where: str) -> Check:

@@ -15,118 +15,43 @@ are Alpine with BusyBox (no ``find -printf``, ``comm``, ``sha256sum -z``; ``stat
 seconds), GitLab's is Ubuntu with GNU tools and python3 only at
 ``/opt/gitlab/embedded/bin/python3``. Listing, comparing, checking, hashing, copying and
 restoring run through :mod:`sitectl.stores.files_helper`, a stdlib-only Python program sent as
-``python3 -c`` text, on the first python3 3.7 or newer that :data:`WITH_PYTHON_SH` finds on
-each call (PATH's, then GitLab's embedded one; no extra round trip). It keeps nanosecond times
-where BusyBox's ``cp -a`` keeps whole seconds. Without such a python3, GNU find's and GNU
-coreutils' scripts below do the same with identical output; with neither (BusyBox and no
-python3), the command exits 5 with a message naming what to install. ``sitectl doctor`` shows
-what a container offers.
+``python3 -c`` text, which keeps nanosecond times where BusyBox's ``cp -a`` keeps whole
+seconds; in a container without python3 3.7 or newer, through :mod:`sitectl.stores.files_sh`,
+the same modes as a BusyBox-safe POSIX ``sh`` program (whole seconds, and content hashes where
+a second is not enough). Which of the two a container gets is detected once, by the first files
+command that runs in it, and recorded inside it (:data:`RECORD`: ``python PATH`` or ``sh``);
+every later command reads the record in the same ``docker exec`` (no extra round trip), a
+snapshot's manifest entry names it (``way``), and ``sitectl doctor`` shows it. With neither
+python3 nor the sh way's tools, a command exits 5 naming what to install.
 
 No shell command is ever built from input: fixed scripts take paths as arguments.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sitectl.errors import StoreError
-from sitectl.stores import files_helper
+from sitectl.stores import files_helper, files_sh
 from sitectl.stores.base import Changes, Store
 from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_lines
 
 ROOT = "/var/lib/sitectl/snapshots/files"
-# One listing record per entry, NUL-terminated (a file name may hold any byte but NUL and "/"):
-# type, mode, owner, size, mtime, path, tab-separated, the path last. A folder's size is left
-# out ("-"): it is the file system's own bookkeeping (4096 on ext4 and overlay, 20 per entry on
-# tmpfs), so a snapshot kept on another file system than the live folder would always differ.
-# ``{p}``: %P (relative to the folder listed) or %p (as given, for the closing check).
-_LIST = r"""\( -type d -printf 'd\t%m\t%U:%G\t-\t%T@\t{p}\0' \) -o -printf '%y\t%m\t%U:%G\t%s\t%T@\t{p}\0'"""
+#: The container's userland record: ``python PATH`` or ``sh``, one line, written by the first
+#: files command that runs in the container (see :data:`WAY_SH`).
+RECORD = "/var/lib/sitectl/userland"
 _ARG_BUDGET = 100_000  # bytes of paths per exec (Linux caps one argument at 128 KiB)
-# What comes back out of the container is hex (`od`): the engine's output is text, and a file
-# name need not be UTF-8. Paths going in are escaped by :func:`_arg` and decoded by DEC_SH.
-_HEX = "| od -An -v -tx1"
-# `dec ARG`: $r = ARG with its \0ooo escapes (see :func:`_arg`) turned back into bytes; a
-# name without a backslash is taken as it is (no subshell).
-DEC_SH = r"""
-dec() { case $1 in *\\*) r=$(printf '%bx' "$1"); r=${r%x} ;; *) r=$1 ;; esac; }
-"""
-
-# $1 = live folder, $2 = snapshot folder, $3 = listing file, $4 = an older listing to remove
-SNAPSHOT_SH = r"""
-live=$1; snap=$2; list=$3
-rm -rf -- "$snap" "$4" && mkdir -p -- "$snap" || exit 1
-if [ -d "$live" ]; then cp -a -- "$live/." "$snap/" || exit 1; fi
-find "$snap" -mindepth 0 LIST_P | LC_ALL=C sort -z > "$list" || exit 1
-du -sb -- "$snap" | cut -f1
-"""
-
-# $1 = live folder, $2 = listing file, $3 = the listing sitectl recorded before 0.1.x's
-# NUL-separated one (newline-separated; converted once). Prints, as hex, only the records that
-# differ between the live listing and the recorded one (`comm -3`: live-only records as they
-# are, recorded-only ones after a tab), so an unchanged tree costs one listing inside the
-# container and no transfer.
-LIST_SH = r"""
-if [ ! -f "$2" ]; then
-  [ -f "$3" ] || { echo "no snapshot listing $2" >&2; exit 3; }
-  # A line with fewer than six fields is the rest of a name with a newline, which the older
-  # listing could not hold: that snapshot cannot be trusted.
-  awk -F'\t' 'NF < 6 { exit 1 }' "$3" || {
-    echo "snapshot listing $3 was recorded by an older sitectl and holds a file name with a newline, which it cannot represent; take this snapshot again" >&2; exit 4; }
-  awk 'BEGIN { FS = OFS = "\t" } $1 == "d" { $4 = "-" } { print }' "$3" | tr '\n' '\000' | LC_ALL=C sort -z > "$2.new" \
-    && mv -f -- "$2.new" "$2" && rm -f -- "$3" || { rm -f -- "$2.new"; exit 1; }
-fi
-{ [ -d "$1" ] && find "$1" -mindepth 0 LIST_P; } | LC_ALL=C sort -z | LC_ALL=C comm -z -3 - "$2" HEX
-"""
-
-# $1 = live, $2 = snapshot, then ops "rm:REL", "cp:REL", "dir:REL", "time:REL" (REL escaped).
-RESTORE_SH = DEC_SH + r"""
-live=$1; snap=$2; shift 2
-mkdir -p -- "$live" || exit 1
-for a in "$@"; do
-  op=${a%%:*}; dec "${a#*:}"; rel=$r
-  case $op in
-    rm) rm -rf -- "$live/$rel" || exit 1 ;;
-    cp) rm -rf -- "$live/$rel"; cp -a -- "$snap/$rel" "$live/$rel" || exit 1 ;;
-    dir) mkdir -p -- "$live/$rel" && chmod "$(stat -c %a -- "$snap/$rel")" "$live/$rel" \
-           && chown "$(stat -c %u:%g -- "$snap/$rel")" "$live/$rel" || exit 1 ;;
-    time) touch -h -r "$snap/$rel" -- "$live/$rel" || exit 1 ;;
-  esac
-done
-touch -r "$snap" -- "$live"
-"""
-
-# $1 = live folder, then paths "./REL" (escaped): the listing records of those that exist, as
-# hex (the closing check after a restore looks only at what the restore touched).
-CHECK_SH = DEC_SH + r"""
-cd -- "$1" 2>/dev/null || exit 0
-shift
-n=$#
-while [ "$n" -gt 0 ]; do dec "$1"; shift; set -- "$@" "$r"; n=$((n - 1)); done
-[ $# -gt 0 ] && find "$@" -maxdepth 0 LIST_p 2>/dev/null HEX
-exit 0
-"""
-
-SNAPSHOT_SH, LIST_SH = (x.replace("LIST_P", _LIST.format(p="%P")).replace("HEX", _HEX) for x in (SNAPSHOT_SH, LIST_SH))
-CHECK_SH = CHECK_SH.replace("LIST_p", _LIST.format(p="%p")).replace("HEX", _HEX)
-
-# $1 = folder: as hex, NUL-terminated records: "f SHA256  PATH" of every file, "l PATH" and then
-# its target for every symlink, "d MODE PATH" of every folder, "r SHA256 PATH" of the refs of
-# every bare git repository.
-FINGERPRINT_SH = r"""
-cd -- "$1" 2>/dev/null || exit 0
-{
-find . -type f -exec sha256sum -z -- {} + 2>/dev/null | sed -z 's/^/f /'
-find . -type l -printf 'l %p\0%l\0'
-find . -type d -printf 'd %m %p\0'
-find . -maxdepth 5 -type d -name '*.git' -exec sh -c 'for r; do
-  printf "r %s %s\0" "$(git -c safe.directory="*" --git-dir="$r" for-each-ref --format="%(objectname) %(refname)" 2>/dev/null | sha256sum | cut -c1-64)" "$r"
-done' sh {} +
-} HEX
-""".replace("HEX", _HEX)
 
 #: The helper program's text (stdlib only; see its docstring).
 HELPER = Path(files_helper.__file__).read_text(encoding="utf-8")
-#: Exit code of a files command in a container with neither python3 nor GNU find.
+#: Exit code of a files command in a container with neither python3 3.7+ nor the tools the sh
+#: way needs.
 NO_WAY_IN = 5
+#: Exit code of a files command whose container's userland record names a python3 that is gone.
+STALE_RECORD = 6
+#: The tools the sh way runs (BusyBox applets on the Alpine images).
+SH_TOOLS = ("find", "stat", "sha256sum", "od", "awk", "tr", "sed", "cut", "cp", "rm", "mkdir", "mv", "touch",
+            "chmod", "chown", "readlink", "date", "du")
 
 #: Exit code of the stub below when the Python it runs on is older than the helper needs.
 TOO_OLD = 96
@@ -142,10 +67,10 @@ STUB_PY = (
     "exec(compile(h, 'files_helper', 'exec'))\n"
 )
 
-# $1 = the stub, $2 = the helper's text, $3 = its mode, then the mode's arguments. Runs the
-# helper with the first executable python3 that is 3.7 or newer (PATH's, then GitLab's embedded
-# one) and exits with its code; what follows PYTHON_SH runs only when there is none (here the
-# mode's GNU find script, FALLBACK_SH, which needs GNU find).
+# $1 = the stub, $2 = a helper's text, then the mode and its arguments. Runs the helper with the
+# first executable python3 that is 3.7 or newer (PATH's, then GitLab's embedded one) and exits
+# with its code; what follows PYTHON_SH runs only when there is none. The Elasticsearch store's
+# way in (its helper has no sh twin).
 PYTHON_SH = r"""
 stub=$1; h=$2; shift 2
 for py in python3 /opt/gitlab/embedded/bin/python3; do
@@ -156,22 +81,68 @@ for py in python3 /opt/gitlab/embedded/bin/python3; do
   [ "$rc" -eq TOO_OLD ] || exit "$rc"
 done
 """.replace("TOO_OLD", str(TOO_OLD))
-WITH_PYTHON_SH = PYTHON_SH + r"""find / -maxdepth 0 -printf '' >/dev/null 2>&1 || {
-  echo "sitectl's files store needs python3 (3.7 or newer: its helper uses only the standard library) or GNU find in this container, and it has neither (BusyBox find has no -printf); install python3 in the image (Alpine: apk add python3), or run sitectl doctor for what the container offers" >&2
-  exit 5; }
-shift
-"""
-# The diff mode's GNU fallback: LIST_SH for each (live, listing, old listing) triple, one section
-# each, ended by a line "@@" as the helper's.
-DIFF_SH = "while [ $# -ge 3 ]; do\n(\n" + LIST_SH + "\n) || exit $?\necho @@\nshift 3\ndone\n"
-FALLBACK_SH = {"snapshot": SNAPSHOT_SH, "diff": DIFF_SH, "check": CHECK_SH, "fingerprint": FINGERPRINT_SH,
-               "restore": RESTORE_SH}
+
+# $1 = the stub, $2 = the helper's text, $3 = the sh way's program, $4 = the userland record,
+# then the mode and its arguments. The way is detected once per container and recorded in $4
+# (``python PATH``: the first executable python3 3.7+ of PATH's and GitLab's embedded one, which
+# the helper's ``probe`` mode proves; else ``sh``, when every tool of SH_TOOLS is there); every
+# later command reads the record and takes the same way, so a snapshot and its later diffs
+# never mix ways. A record naming a python3 that is gone is an error, not a silent change of
+# way. The modes ``snapshot`` and ``probe`` print the way first (``@way WAY PATH``).
+WAY_SH = r"""
+stub=$1; h=$2; prog=$3; rec=$4; shift 4
+way=; wpy=
+[ -f "$rec" ] && { IFS=' ' read -r way wpy < "$rec" || :; }
+case $way in
+  python)
+    if [ ! -f "$wpy" ] || [ ! -x "$wpy" ]; then
+      echo "sitectl's files store: this container's userland record ($rec) names $wpy, which is no longer an executable python3; remove the record to detect again (docker exec CONTAINER rm $rec), then take the snapshot again" >&2
+      exit STALE; fi ;;
+  sh) ;;
+  *)
+    way=
+    for py in python3 /opt/gitlab/embedded/bin/python3; do
+      p=$(command -v "$py" 2>/dev/null) || continue
+      [ -f "$p" ] && [ -x "$p" ] || continue
+      if "$p" -E -s -S -c "$stub" "$h" probe >/dev/null 2>&1; then way=python; wpy=$p; break; fi
+    done
+    if [ -z "$way" ]; then
+      missing=
+      for t in TOOLS; do command -v "$t" >/dev/null 2>&1 || missing="$missing $t"; done
+      if [ -n "$missing" ]; then
+        echo "sitectl's files store needs python3 (3.7 or newer: its helper uses only the standard library) or, for its sh way, these tools, which this container lacks:$missing; install python3 in the image (Alpine: apk add python3), or run sitectl doctor for what the container offers" >&2
+        exit NO_WAY; fi
+      way=sh; wpy=
+    fi
+    { mkdir -p -- "${rec%/*}" && printf '%s\n' "$way${wpy:+ $wpy}" > "$rec.$$" && mv -f -- "$rec.$$" "$rec"; } 2>/dev/null \
+      || rm -f -- "$rec.$$" 2>/dev/null ;;
+esac
+case $1 in snapshot|probe) printf '@way %s %s\n' "$way" "$wpy" ;; esac
+[ "$way" = python ] && exec "$wpy" -E -s -S -c "$stub" "$h" "$@"
+[ "$1" = probe ] && exit 0
+exec sh -c "$prog" sh "$prog" "$@"
+""".replace("STALE", str(STALE_RECORD)).replace("NO_WAY", str(NO_WAY_IN)).replace("TOOLS", " ".join(SH_TOOLS))
+#: The modes both ways offer (``probe`` only detects, records and prints the way).
+MODES = ("snapshot", "diff", "check", "fingerprint", "restore", "probe")
 
 
-def helper_argv(mode: str, *args: str) -> list[str]:
-    """The argv that runs the helper's ``mode`` with ``args`` inside a container (python3 when
-    there is one, else the GNU find script; see :data:`WITH_PYTHON_SH`)."""
-    return ["sh", "-c", WITH_PYTHON_SH + FALLBACK_SH[mode], "sh", STUB_PY, HELPER, mode, *args]
+def helper_argv(mode: str, *args: str, record: str = RECORD) -> list[str]:
+    """The argv that runs the files store's ``mode`` with ``args`` inside a container: the
+    python3 helper or the sh way, whichever the container's userland ``record`` (a path inside
+    it) names; the first command in a container detects and records it (:data:`WAY_SH`)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown files store mode {mode!r}")
+    return ["sh", "-c", WAY_SH, "sh", STUB_PY, HELPER, files_sh.PROGRAM, record, mode, *args]
+
+
+def parse_way(out: str) -> tuple[str, str]:
+    """``(way, python3 path or "")`` from the ``@way`` line a ``snapshot`` or ``probe`` printed
+    (``("", "")`` when there is none)."""
+    for line in out_lines(out):
+        if line.startswith("@way "):
+            way, _, path = line[5:].strip().partition(" ")
+            return way, path.strip()
+    return "", ""
 
 
 def _sections(out: str) -> list[str]:
@@ -188,7 +159,7 @@ def _sections(out: str) -> list[str]:
 
 
 def _records(out: str) -> list[str]:
-    """The NUL-terminated records of a command's hex output (:data:`_HEX`), each decoded from
+    """The NUL-terminated records of a command's hex output (``od -An -v -tx1``), each decoded from
     UTF-8 with surrogate escapes (a byte that is not UTF-8 stays one character, and goes back
     into the container as the same byte)."""
     try:
@@ -205,7 +176,8 @@ def _records(out: str) -> list[str]:
 def _arg(rel: str) -> str:
     """``rel`` as an argument that survives the trip into the container (the engine passes
     text, not bytes): every byte outside printable ASCII, and the backslash, as ``\\0ooo``
-    (octal), which DEC_SH's ``printf %b`` turns back into the byte."""
+    (octal), which the sh way's ``dec`` (``printf %b``) and the helper's ``unescape`` turn back
+    into the byte. The sh way's ``enc`` escapes its records' names the same way."""
     return "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\0{b:03o}"
                    for b in rel.encode("utf-8", "surrogateescape"))
 
@@ -230,12 +202,26 @@ def shown(rel: str) -> str:
     return "".join(out)
 
 
+def _unarg(text: str) -> str:
+    """The inverse of :func:`_arg`: ``\\0ooo`` escapes back to their bytes."""
+    if "\\" not in text:
+        return text
+    raw = text.encode("utf-8", "surrogateescape")
+    return re.sub(rb"\\0([0-7]{3})", lambda m: bytes([int(m.group(1), 8) & 0xFF]), raw).decode(
+        "utf-8", "surrogateescape")
+
+
 def _parse_listing(records: list[str]) -> dict[str, tuple]:
+    """``{REL: (TYPE, MODE, OWNER, SIZE of a file or "", MTIME)}`` of listing records. The sh
+    way's records (MTIME without a dot: whole seconds) carry REL escaped; the helper's carry it
+    as it is."""
     out = {}
     for rec in records:
         parts = rec.split("\t", 5)
         if len(parts) == 6:
             y, mode, owner, size, mtime, rel = parts
+            if "." not in mtime:
+                rel = _unarg(rel)
             out[rel] = (y, mode, owner, size if y == "f" else "", mtime)
     return out
 
@@ -270,12 +256,17 @@ class FilesStore(Store):
         return rc == 0
 
     def snapshot(self, name: str) -> dict:
-        size = 0
+        """Copy every folder as ``name``; the result names the way the container's userland
+        record chose (``way``: ``python /path/to/python3`` or ``sh``)."""
+        size, ways = 0, set()
         for i, p in enumerate(self.paths):
             out = self.transport.run(helper_argv("snapshot", p, self._snap(name, i), self._list_file(name, i),
                                                  self._old_list_file(name, i)), f"snapshot {p}")
-            size += int((out_lines(out.strip()) or ["0"])[-1] or 0)
-        return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths}
+            way, py = parse_way(out)
+            ways.add(f"{way} {py}".strip())
+            size += int(([x for x in out_lines(out.strip()) if not x.startswith("@way ")] or ["0"])[-1] or 0)
+        return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths,
+                "way": " ".join(sorted(ways))}
 
     def detect_requests(self, name: str) -> list:
         # One command for all the folders: one interpreter start inside the container.
@@ -358,14 +349,15 @@ class FilesStore(Store):
 
     def check_requests(self, name: str, changes: Changes) -> list:
         """The listing of only what the restore touched (see :meth:`parse_check`)."""
-        return [cmd for _, cmd in self._check_commands(changes)]
+        return [cmd for _, cmd in self._check_commands(name, changes)]
 
-    def _check_commands(self, changes: Changes) -> list[tuple[int, Command]]:
+    def _check_commands(self, name: str, changes: Changes) -> list[tuple[int, Command]]:
         out = []
         for i, d in sorted(changes.detail.items(), key=lambda x: int(x[0])):
             paths = [_arg(f"./{r}") for r in d["added"] + d["changed"] + d["dirs"]]
             for chunk in _chunks(paths):
-                out.append((int(i), Command(helper_argv("check", self.paths[int(i)], *chunk))))
+                out.append((int(i), Command(helper_argv("check", self.paths[int(i)], self._list_file(name, int(i)),
+                                                        *chunk))))
         return out
 
     def parse_check(self, name: str, changes: Changes, results: list) -> list[str]:
@@ -373,7 +365,7 @@ class FilesStore(Store):
         changed, deleted or folder entry whose listing (type, mode, owner, size, time) is not
         the recorded one."""
         live: dict[int, dict[str, tuple]] = {}
-        for (i, _), (rc, out) in zip(self._check_commands(changes), results):
+        for (i, _), (rc, out) in zip(self._check_commands(name, changes), results):
             if rc != 0:
                 return [f"{self.label}: check failed (exit code {rc}): {out.strip()[-200:]}"]
             # The check lists "./REL" (find's %p of the paths given): keyed as the detection's REL.

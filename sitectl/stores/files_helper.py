@@ -2,9 +2,9 @@
 3.16's python3 is 3.10, GitLab 15.7's embedded one 3.9; research/real-images.md, section 1.7) that
 :mod:`sitectl.stores.files` sends into the container as the text of ``python3 -c``.
 
-It does what GNU ``find -printf``, ``sort -z``, ``comm -z`` and ``sha256sum -z`` did, which
-BusyBox lacks (``find: unrecognized: -printf``; no ``comm``; ``stat`` in whole seconds), with
-byte-identical output, so a listing recorded through either is read by the other:
+It does with the standard library what GNU ``find -printf``, ``sort -z``, ``comm -z`` and
+``sha256sum -z`` would do, which BusyBox lacks (``find: unrecognized: -printf``; no ``comm``;
+``stat`` in whole seconds):
 
 * ``snapshot LIVE SNAP LIST OLD``: copies LIVE to SNAP (as ``cp -a`` does, with nanosecond
   times, which BusyBox's ``cp -a`` drops), writes SNAP's sorted listing to LIST, removes OLD;
@@ -12,15 +12,20 @@ byte-identical output, so a listing recorded through either is read by the other
 * ``restore LIVE SNAP OP...``: puts entries of LIVE back from SNAP: ``rm:REL`` removes,
   ``cp:REL`` replaces with the snapshot's copy, ``dir:REL`` makes the folder with the
   snapshot's mode and owner, ``time:REL`` sets the snapshot's times (REL escaped); then LIVE's
-  own times. The same operations as the GNU script's ``cp -a``, ``touch -h -r``.
+  own times. The same operations as the sh way's ``cp -a``, ``touch -h -r``.
 * ``diff LIVE LIST OLD [LIVE LIST OLD ...]``: for each folder, the listing records that differ
   between LIVE and LIST (live-only ones as they are, recorded-only ones after a tab), as hex,
   one section per folder, each ended by a line ``@@``.
-* ``check LIVE PATH...``: the records of those PATHs (``./REL``, escaped as
+* ``check LIVE LIST PATH...``: the records of those PATHs (``./REL``, escaped as
   :func:`sitectl.stores.files._arg` does) that exist, as hex.
 * ``fingerprint DIR``: ``f SHA256  ./REL`` of every file, ``l ./REL`` then the target of every
   symlink, ``d MODE ./REL`` of every folder and ``r SHA256 ./REL`` of the refs of every
   ``*.git`` folder down to depth 5, NUL-terminated, as hex.
+* ``probe``: ``python3 X.Y.Z`` (the files store's way in proves the interpreter with it).
+
+LIST is ignored by ``check`` (the sh way, :mod:`sitectl.stores.files_sh`, reads the second its
+snapshot began there). A listing the sh way recorded (first line ``#sitectl-sh-listing``) is
+refused with exit code 4: the ways' listings differ (whole seconds and hashes there).
 
 A listing record is ``TYPE MODE UID:GID SIZE MTIME REL``, tab-separated, NUL-terminated: GNU
 find's ``%y %m %U:%G %s %T@ %P`` (a folder's size ``-``; MTIME seconds, a dot and ten digits:
@@ -118,9 +123,16 @@ def listing(top):
     return {record(st, rel) for rel, st in walk(top)}
 
 
+#: The first line of a listing the sh way recorded.
+SH_LISTING = b"#sitectl-sh-listing "
+
+
 def read_records(path):
     with open(path, "rb") as f:
         data = f.read()
+    if data.startswith(SH_LISTING):
+        fail(4, "snapshot listing %s was recorded by sitectl's sh way (whole seconds), and this container's "
+                "userland record now names a python3; take this snapshot again" % os.fsdecode(path))
     parts = data.split(b"\0")
     if parts and parts[-1] == b"":
         parts.pop()
@@ -271,7 +283,7 @@ def cmd_snapshot(live, snap, lst, old):
 
 
 def cmd_restore(live, snap, ops):
-    """RESTORE_SH's operations (see the module's docstring), in the order given."""
+    """The restore operations (see the module's docstring), in the order given."""
     try:
         os.makedirs(live, exist_ok=True)
         for op in ops:
@@ -395,18 +407,20 @@ def cmd_fingerprint(top):
 
 def main(argv):
     if not argv:
-        fail(1, "usage: snapshot|diff|check|fingerprint ARGS")
+        fail(1, "usage: snapshot|diff|check|fingerprint|restore|probe ARGS")
     mode, args = argv[0], [os.fsencode(a) for a in argv[1:]]
     if mode == "snapshot" and len(args) == 4:
         cmd_snapshot(*args)
     elif mode == "diff":
         cmd_diff(args)
-    elif mode == "check" and args:
-        cmd_check(args[0], argv[2:])
+    elif mode == "check" and len(args) >= 2:
+        cmd_check(args[0], argv[3:])
     elif mode == "restore" and len(args) >= 2:
         cmd_restore(args[0], args[1], argv[3:])
     elif mode == "fingerprint" and len(args) == 1:
         cmd_fingerprint(args[0])
+    elif mode == "probe" and not args:
+        sys.stdout.write("python3 %d.%d.%d\n" % sys.version_info[:3])
     else:
         fail(1, "unknown mode or arguments: %s" % mode)
 

@@ -10,6 +10,7 @@ and golden").
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -61,11 +62,12 @@ def test_verify_deep_passes_after_every_reset_in_any_order_of_the_readmes_comman
                 code = 0 if code in (0, 7) else code  # anything may differ here; only after a reset it may not
             else:
                 code, res = cli("reset", "--json")
-                assert code == 0, (steps, res)
+                assert code == 0, f"{steps}: {json.dumps(res)}"
                 code, res = cli("verify", "--deep", "--json")
                 bad = [s for s in res.get("state", []) if not s["ok"]]
-                assert code == 0 and not bad, (steps, bad or res)
-            assert code == 0, (step, steps, res)
+                assert code == 0 and not bad, f"{steps}: {json.dumps(bad or res)}"
+            # A text message: pytest shortens the repr of anything else (the error's middle is lost).
+            assert code == 0, f"{step} in {steps}: {json.dumps(res)}"
     finally:
         if have_snapshot:
             cli("snapshot", "delete", "readme_seq", "--json")

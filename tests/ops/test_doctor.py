@@ -37,6 +37,8 @@ def test_the_mini_stack_passes(mini):
     # BusyBox's find, as on the real Alpine image: the files store runs its python3 helper.
     assert shop["userland"]["python"] and shop["userland"]["gnu_find"] is False
     assert "python3 helper" in _check(shop, "userland")["detail"]
+    assert shop["userland"]["files_way"].startswith("python /")  # recorded in the container
+    assert "files_way" not in _site(res, "homepage")["userland"]  # no files store there
     assert _check(shop, "mysql magentodb")["level"] == "ok" and "MariaDB" in _check(shop, "mysql magentodb")["detail"]
     assert _check(shop, "marker /run/mysqld/.init")["level"] == "ok"
     forum = _site(res, "reddit")
