@@ -77,6 +77,17 @@ def make_server(pool: Pool, token: str, bind: tuple[str, int] = ("127.0.0.1", 75
     return srv
 
 
+def redact(line: str, token: str) -> str:
+    """``line`` as the serve log may show it: the token nowhere (in a ``/t/`` path, a header
+    echoed in an error, anywhere), every query value ``***``, and a lease id (the credential of
+    its holder, in ``/l/<id>`` and ``/api/leases/<id>``) cut to its first 6 characters."""
+    if token:
+        line = line.replace(token, "***")
+    line = re.sub(r"/t/[^/\s?#\"]+", "/t/***", line)
+    line = re.sub(r"([?&;][^=&;\s\"#]*=)[^&;\s\"#]*", r"\1***", line)
+    return re.sub(r"/(l|api/leases)/([A-Za-z0-9_-]{7,64})", lambda m: f"/{m.group(1)}/{m.group(2)[:6]}...", line)
+
+
 class Handler(BaseHTTPRequestHandler):
     server: ResetServer
     protocol_version = "HTTP/1.1"
@@ -85,8 +96,7 @@ class Handler(BaseHTTPRequestHandler):
     # -- plumbing ----------------------------------------------------------------------------
     def log_message(self, fmt, *args):  # the token must never reach a log
         if self.server.log is not None:
-            line = re.sub(r"/([tl])/[^/\s]+", r"/\1/***", fmt % args)
-            self.server.log.write(f"[serve] {self.address_string()} {line}\n")
+            self.server.log.write(f"[serve] {self.address_string()} {redact(fmt % args, self.server.token)}\n")
 
     def _send(self, code: int, body, content_type: str | None = None) -> None:
         if not getattr(self, "_body_read", False) and self.headers.get("Content-Length", "0").strip() not in ("", "0"):

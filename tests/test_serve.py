@@ -92,6 +92,7 @@ def test_tokens_are_required_and_never_logged(server):
     assert requests.get(f"{b}/reset", timeout=10).status_code == 401
     assert requests.get(f"{b}/t/wrong-token/reset", timeout=10).status_code == 401
     assert requests.get(f"{b}/reset", headers={"Authorization": "Bearer nope"}, timeout=10).status_code == 401
+    assert requests.get(f"{b}/reset?token={TOKEN}", timeout=10).status_code == 401  # not a way in, and not logged
     assert requests.post(f"{b}/api/leases", json={"client": "x"}, timeout=10).status_code == 401
     assert requests.delete(f"{b}/api/leases/abc", timeout=10).status_code == 401
     assert requests.get(f"{b}/api/status", timeout=10).status_code == 401
@@ -176,7 +177,8 @@ def test_two_clients_leasing_at_once_never_share_an_instance(server):
     assert requests.post(f"{server.base}/api/reset", json={"instance": SECOND}, headers=auth(), timeout=30).status_code == 409
     assert requests.get(f"{mine['reset_url']}/reset", timeout=120).status_code == 200
     assert requests.get(f"{mine['reset_url']}/status", timeout=10).text == "Ready for duty!"
-    assert "/l/***/reset" in server.logbuf.getvalue() and mine["lease"] not in server.logbuf.getvalue()
+    # The log names a lease by its first 6 characters only (the id is the holder's credential).
+    assert f"/l/{mine['lease'][:6]}.../reset" in server.logbuf.getvalue() and mine["lease"] not in server.logbuf.getvalue()
     # Heartbeat keeps it; release resets the instance before it is leased again.
     assert requests.post(f"{server.base}/api/leases/{mine['lease']}/heartbeat", headers=auth(), timeout=10).status_code == 200
     url = postmill.create_post("http://127.0.0.1:10199", "sitectl_trusted", "sitectl1234", "books", "leased work")
@@ -186,6 +188,9 @@ def test_two_clients_leasing_at_once_never_share_an_instance(server):
     assert server.pool.wait(SECOND, 120) and not postmill.post_exists("http://127.0.0.1:10199", url)
     again = requests.post(f"{server.base}/api/leases", json={"client": "next"}, headers=auth(), timeout=10)
     assert again.status_code == 200 and again.json()["instance"] == SECOND
+    # Every endpoint the lease went through (reset, status, heartbeat, release): logged, never in full.
+    log = server.logbuf.getvalue()
+    assert f"/api/leases/{mine['lease'][:6]}.../heartbeat" in log and mine["lease"] not in log and TOKEN not in log
 
 
 def test_missed_heartbeat_resets_and_returns_the_instance(server):

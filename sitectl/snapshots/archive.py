@@ -83,12 +83,56 @@ def export(target: Target, name: str, path: Path, engine: Engine, reporter: Repo
     return {"name": name, "archive": str(path), "files": len(payload), "bytes": path.stat().st_size}
 
 
+#: The files store's payload: a tar of its snapshot folder, ``./N/...`` (the N-th folder's copy)
+#: and ``./N.list0`` (its listing; ``./N.list``: an older sitectl's).
+_FILES_MEMBER = re.compile(r"^(?:\./)?(?:\.|\d+(?:\.list0?)?|\d+/.+)\Z", re.S)
+
+
+def check_files_payload(inner: tarfile.TarFile, where: str, budget: int) -> int:
+    """Check every member of a files store's payload before anything is loaded: its path (under
+    ``./N/``, or a listing ``./N.list0``; no absolute path, no ``..``), its type (regular files,
+    folders and symlinks only: no hard links, devices or FIFOs), a symlink's target (relative, and
+    inside its own folder N when resolved beside the link), its mode (no setuid or setgid bit) and
+    its size (the members' sizes add up to at most ``budget`` bytes). Returns that total.
+
+    Raises:
+        UsageError: naming ``where`` (the payload) and the first bad member.
+    """
+    total = 0
+    for mem in inner:
+        name = mem.name
+        bad = None
+        parts = name.split("/")
+        if name.startswith("/") or ".." in parts or not _FILES_MEMBER.match(name):
+            bad = "a path outside the snapshot's folders"
+        elif not (mem.isfile() or mem.isdir() or mem.issym()):
+            bad = ("a hard link" if mem.islnk() else "a device file" if mem.ischr() or mem.isblk()
+                   else "a FIFO" if mem.isfifo() else "an entry of an unknown type")
+        elif mem.mode & 0o6000:
+            bad = f"a setuid or setgid mode ({mem.mode:o})"
+        elif mem.issym():
+            target = mem.linkname
+            top = parts[1] if parts[0] == "." else parts[0]
+            resolved = os.path.normpath(os.path.join(os.path.dirname(name), target))
+            inside = resolved.split("/")[1:2] if resolved.startswith("./") else resolved.split("/")[:1]
+            if target.startswith("/") or inside != [top] or resolved == ".":
+                bad = f"a symlink to {target!r}, outside its folder"
+        if bad is None:
+            total += mem.size
+            if total > budget:
+                bad = f"more than {budget} bytes in all"
+        if bad:
+            raise UsageError(f"archive file {where}: member {name!r} is {bad}; nothing was imported")
+    return total
+
+
 def _check_archive(tar, target: Target) -> dict:
     """Validate an archive before anything is changed; return its manifest.
 
     Rejected: members that are not regular files, absolute paths, ``..``, unexpected names,
     a missing or malformed manifest, another format or stack, unknown sites, a payload file
-    missing, extra or not matching its recorded SHA-256 or size.
+    missing, extra or not matching its recorded SHA-256 or size, and a files store's payload
+    with a member :func:`check_files_payload` refuses.
     """
 
     members = tar.getmembers()
@@ -152,6 +196,13 @@ def _check_archive(tar, target: Target) -> dict:
             raise UsageError(f"archive file {rel} does not match its manifest (tampered or damaged)")
         if meta.get("site") != rel.split("/")[1]:
             raise UsageError(f"archive file {rel} is filed under the wrong site")
+        if meta["store"].startswith("files:"):  # a tar inside: every member checked as well
+            try:
+                with tarfile.open(fileobj=tar.extractfile(rel), mode="r:") as inner:
+                    check_files_payload(inner, rel, budget=meta["size"])
+            except tarfile.TarError as e:
+                raise UsageError(f"archive file {rel} is not a tar of snapshot folders ({e}); nothing was imported") \
+                    from None
     return m
 
 

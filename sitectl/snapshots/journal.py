@@ -7,7 +7,10 @@ delete, import, re-create) holds ``<snapshots dir>/i<N>/instance.lock`` (``filel
 it, or with ``wait=False`` fails at once with :class:`InstanceBusy` naming the holder. Threads
 exclude each other the same way (each holds the lock through its own open file); the thread
 holding it may take it again (re-entrant). Only top-level operations take it; the helpers
-they run in worker threads (a site's re-create, the manifest bookkeeping) do not.
+they run in worker threads (a site's re-create, the manifest bookkeeping) do not. The holder
+also binds an abstract Unix socket name made from the folder's real path (no file: nothing can
+delete it; the kernel drops it with its process), so a lock file deleted or replaced while
+held lets no second process in.
 
 **Journal.** Before a reset touches anything it writes ``<snapshots dir>/i<N>/journal.json``
 (``{"op": "reset", "sites", "snapshot", "pid", "started"}``, atomically) and removes it only
@@ -19,8 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
+import hashlib
 import json
 import os
+import socket
 import threading
 import time
 from pathlib import Path
@@ -68,23 +74,59 @@ def instance_lock(target: Target, what: str, wait: bool | float = True):
     owner = d / "instance.lock.owner"
     timeout = -1 if wait is True else (0 if wait is False else float(wait))
     first = not lock.is_locked
-    try:
-        lock.acquire(timeout=timeout)
-    except Timeout:
+    start = time.monotonic()
+
+    def busy() -> InstanceBusy:
         try:
             who = json.loads(owner.read_text())
             holder = f"pid {who.get('pid')} ({who.get('what')}, since {who.get('since')})"
         except (OSError, ValueError):
             holder = "another process"
-        raise InstanceBusy(f"instance {target.instance} is busy: {holder} holds its lock; "
-                           "wait for it, or run without --no-wait to queue behind it") from None
+        return InstanceBusy(f"instance {target.instance} is busy: {holder} holds its lock; "
+                            "wait for it, or run without --no-wait to queue behind it")
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout:
+        raise busy() from None
+    guard = None
     try:
         if first:
+            # The file's flock holds only while the file stays: a second lock that no file
+            # operation can remove (an abstract socket name, dropped by the kernel with its
+            # process) makes a deleted or replaced lock file change nothing.
+            left = None if timeout < 0 else max(0.0, timeout - (time.monotonic() - start))
+            guard = _hold_name(d, left)
+            if guard is None:
+                raise busy()
             owner.write_text(json.dumps({"pid": os.getpid(), "what": what,
                                          "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}))
         yield
     finally:
+        if guard is not None:
+            guard.close()
         lock.release()
+
+
+def _hold_name(d: Path, wait: float | None) -> socket.socket | None:
+    """Bind the abstract Unix socket name of the state folder ``d`` (Linux: a name in the
+    network namespace, no file; at most one process holds it, and the kernel drops it when that
+    process ends, SIGKILL included). Waits up to ``wait`` seconds (None: as long as it takes)
+    while another process holds it; None when it stayed held. Source: unix(7), "Abstract
+    sockets"."""
+    name = b"\0sitectl-lock-" + hashlib.sha256(os.fsencode(os.path.realpath(d))).hexdigest()[:40].encode()
+    deadline = None if wait is None else time.monotonic() + wait
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.bind(name)
+            return s
+        except OSError as e:
+            s.close()
+            if e.errno != errno.EADDRINUSE:
+                raise
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
+        time.sleep(0.05)
 
 
 def journal_path(target: Target) -> Path:

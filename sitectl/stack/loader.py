@@ -78,8 +78,17 @@ def _node_at(node: yaml.Node | None, loc: tuple) -> yaml.Node | None:
 _READ_DIGESTS: dict[str, tuple[str, str]] = {}
 
 
+#: The largest stack file or healthcheck sitectl reads (bytes): ours are a few KiB.
+MAX_YAML_BYTES = 4 << 20
+#: The most nodes a YAML file may hold once its aliases are expanded (a "billion laughs" file
+#: of ten lines expands to 10^9: refused while composing, before anything walks it).
+MAX_YAML_NODES = 200_000
+
+
 def _read_yaml(path: Path) -> tuple[object, yaml.Node | None]:
     try:
+        if path.stat().st_size > MAX_YAML_BYTES:
+            raise StackError(f"{path}: {path.stat().st_size} bytes; a stack file may have at most {MAX_YAML_BYTES}")
         raw = path.read_bytes()
         text = raw.decode("utf-8")
     except OSError as e:
@@ -112,12 +121,43 @@ def _parse_yaml(path: Path, text: str, loader_class) -> tuple[object, yaml.Node 
         yaml.YAMLError: malformed YAML; StackError: a key given twice.
     """
     node = yaml.compose(text, Loader=loader_class)
-    _no_duplicate_keys(path, node)
+    _bounded(path, node)
+    _no_duplicate_keys(path, node, set())
     return yaml.load(text, Loader=loader_class), node
 
 
-def _no_duplicate_keys(path: Path, node) -> None:
-    """A key given twice in one mapping is an error (YAML loaders keep the last silently)."""
+def _bounded(path: Path, node) -> None:
+    """Refuse a node tree whose aliases expand to more than :data:`MAX_YAML_NODES` nodes. Each
+    node's expanded size is counted once (shared nodes memoised), so the count itself is linear
+    in the file."""
+    sizes: dict[int, int] = {}
+
+    def size(n) -> int:
+        if id(n) in sizes:
+            return sizes[id(n)]
+        sizes[id(n)] = 1  # a node that holds itself (a recursive alias) counts once
+        kids = [x for kv in n.value for x in kv] if isinstance(n, yaml.MappingNode) else \
+            n.value if isinstance(n, yaml.SequenceNode) else []
+        total = 1 + sum(size(k) for k in kids)
+        sizes[id(n)] = total
+        if total > MAX_YAML_NODES:
+            raise StackError(f"{path}: its aliases (*name) expand to more than {MAX_YAML_NODES} nodes; "
+                             "a stack file repeats a block with an anchor a few times, not nested anchors")
+        return total
+
+    if node is not None:
+        try:
+            size(node)
+        except RecursionError:
+            raise StackError(f"{path}: nested too deeply") from None
+
+
+def _no_duplicate_keys(path: Path, node, seen_nodes: set) -> None:
+    """A key given twice in one mapping is an error (YAML loaders keep the last silently). A
+    node reached again through an alias is not walked twice."""
+    if id(node) in seen_nodes:
+        return
+    seen_nodes.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen = {}
         for k, v in node.value:
@@ -126,10 +166,10 @@ def _no_duplicate_keys(path: Path, node) -> None:
                     raise StackError(f"{path}:{k.start_mark.line + 1}: key {k.value!r} given twice "
                                      f"(first at line {seen[k.value]})")
                 seen[k.value] = k.start_mark.line + 1
-            _no_duplicate_keys(path, v)
+            _no_duplicate_keys(path, v, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for v in node.value:
-            _no_duplicate_keys(path, v)
+            _no_duplicate_keys(path, v, seen_nodes)
 
 
 def _validation_error(path: Path, node, err: ValidationError, what: str) -> StackError:

@@ -39,9 +39,9 @@ entry it was listed as), so a folder swapped for a symlink while it is walked is
 Nothing here imports sitectl: this file's text is the program.
 """
 import binascii
+import errno
 import hashlib
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -79,36 +79,41 @@ def _open_dir(name, st, dir_fd=None):
 
 
 def walk(top):
-    """(relative path, lstat result) of ``top`` (relative path ``b""``) and everything below it,
-    symlinks not followed, folders opened by descriptor; entries that vanish or cannot be read
-    are left out, as find does."""
+    """(relative path, lstat result, parent folder's descriptor, name) of ``top`` (relative
+    path ``b""``, no descriptor: its name is ``top``) and everything below it, symlinks not
+    followed, folders opened by descriptor; entries that vanish or cannot be read are left out,
+    as find does. A descriptor is valid until the next item is asked for."""
     try:
         st = os.lstat(top)
     except OSError:
         return
-    yield b"", st
+    yield b"", st, None, top
     fd = _open_dir(top, st) if stat.S_ISDIR(st.st_mode) else None
     if fd is None:
         return
     # Depth first, one open descriptor per level (never one per queued folder).
     stack = [(fd, b"", iter(_names(fd)))]
-    while stack:
-        fd, rel, names = stack[-1]
-        name = next(names, None)
-        if name is None:
+    try:
+        while stack:
+            fd, rel, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                os.close(fd)
+                stack.pop()
+                continue
+            sub = rel + b"/" + name if rel else name
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            yield sub, st, fd, name
+            if stat.S_ISDIR(st.st_mode):
+                child = _open_dir(name, st, fd)
+                if child is not None:
+                    stack.append((child, sub, iter(_names(child))))
+    finally:
+        for fd, _, _ in stack:
             os.close(fd)
-            stack.pop()
-            continue
-        sub = rel + b"/" + name if rel else name
-        try:
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except OSError:
-            continue
-        yield sub, st
-        if stat.S_ISDIR(st.st_mode):
-            child = _open_dir(name, st, fd)
-            if child is not None:
-                stack.append((child, sub, iter(_names(child))))
 
 
 def _names(fd):
@@ -120,7 +125,7 @@ def _names(fd):
 
 def listing(top):
     """The set of listing records of ``top``."""
-    return {record(st, rel) for rel, st in walk(top)}
+    return {record(st, rel) for rel, st, _, _ in walk(top)}
 
 
 #: The first line of a listing the sh way recorded.
@@ -177,103 +182,259 @@ def convert_old(lst, old):
     os.remove(old)
 
 
-def set_meta(path, st):
-    """Owner, mode, extended attributes and times (nanoseconds) of ``st`` on ``path``, not
-    following a symlink; an owner or attribute the file system refuses is left, as cp does."""
+class Refused(Exception):
+    """An entry that is not what the operation may go into or through: a symlink, file or other
+    entry where a folder is expected, or a path that leaves the folder (``..``)."""
+
+
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_folder(path, create=False, replace_last=False):
+    """A descriptor of the folder at the absolute ``path``, each component opened from ``/``
+    with O_NOFOLLOW: a symlink anywhere on the way is never followed (Refused). ``create``
+    makes missing folders (mode 0755); ``replace_last`` removes a last component that is not
+    a folder (a symlink planted in the folder's place: the link, never its target) and makes
+    the folder again."""
+    parts = path.split(b"/")
+    if not path.startswith(b"/") or any(x in (b".", b"..") for x in parts):
+        raise Refused("%s is not an absolute path without . or .." % os.fsdecode(path))
+    parts = [x for x in parts if x]
+    fd = os.open(b"/", DIR_FLAGS)
     try:
-        os.lchown(path, st.st_uid, st.st_gid)
+        for i, part in enumerate(parts):
+            try:
+                nfd = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                nfd = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except OSError as e:
+                where = os.fsdecode(b"/" + b"/".join(parts[:i + 1]))
+                if not (replace_last and i == len(parts) - 1 and e.errno in (errno.ELOOP, errno.ENOTDIR)):
+                    raise Refused("%s is not a folder (a symlink or a file where a folder is expected): not followed"
+                                  % where)
+                os.unlink(part, dir_fd=fd)
+                os.mkdir(part, 0o755, dir_fd=fd)
+                nfd = os.open(part, DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def parent_of(root, rel):
+    """(a descriptor of the folder holding ``rel`` below the folder ``root``, ``rel``'s last
+    name); each folder on the way opened with O_NOFOLLOW. Refused: an empty, ``.`` or ``..``
+    component, or a component that is not a folder."""
+    parts = rel.split(b"/")
+    if any(x in (b"", b".", b"..") for x in parts):
+        raise Refused("%r is not a path below the folder" % rel)
+    fd = os.dup(root)
+    try:
+        for i, part in enumerate(parts[:-1]):
+            try:
+                nfd = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                raise
+            except OSError:
+                raise Refused("%s is not a folder (a symlink or a file where a folder is expected): not followed"
+                              % os.fsdecode(b"/".join(parts[:i + 1])))
+            os.close(fd)
+            fd = nfd
+        return fd, parts[-1]
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def meta_fd(fd, st):
+    """Owner, mode and times (nanoseconds) of ``st`` on the open entry ``fd``; an owner the file
+    system refuses is left, as cp does."""
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
     except OSError:
         pass
-    if not stat.S_ISLNK(st.st_mode):
-        os.chmod(path, stat.S_IMODE(st.st_mode))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def meta_at(dfd, name, st):
+    """Owner and times of ``st`` on the entry ``name`` of ``dfd`` itself (a symlink, FIFO or
+    device file: never opened, never followed; its mode came with mknod)."""
+    try:
+        os.chown(name, st.st_uid, st.st_gid, dir_fd=dfd, follow_symlinks=False)
+    except OSError:
+        pass
+    os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=dfd, follow_symlinks=False)
 
 
 def copy_xattrs(src, dst):
     try:
-        for name in os.listxattr(src, follow_symlinks=False):
-            os.setxattr(dst, name, os.getxattr(src, name, follow_symlinks=False), follow_symlinks=False)
+        for name in os.listxattr(src):
+            os.setxattr(dst, name, os.getxattr(src, name))
     except OSError:
         pass
 
 
-def copy_file(src, dst, links):
-    """Copy one regular file; again while its size, time or inode moved during the copy."""
+class Links:
+    """The hard links met while copying one tree: (device, inode) of a source file -> (a
+    descriptor of its copy's folder, the copy's name), so a hard link stays one."""
+
+    def __init__(self):
+        self.seen = {}
+
+    def close(self):
+        for fd, _ in self.seen.values():
+            os.close(fd)
+        self.seen = {}
+
+
+def copy_file_at(sfd, sname, dfd, dname, links):
+    """Copy the regular file ``sname`` of ``sfd`` to the new entry ``dname`` of ``dfd``; again
+    while its size or time moved during the copy. Opened with O_NOFOLLOW and O_NONBLOCK and
+    checked against what it was listed as: a symlink or FIFO put in its place is never read."""
     for _ in range(COPY_TRIES):
-        st = os.lstat(src)
+        st = os.stat(sname, dir_fd=sfd, follow_symlinks=False)
         if not stat.S_ISREG(st.st_mode):
-            return copy_tree(src, dst, links)
+            return copy_at(sfd, sname, dfd, dname, links)
         key = (st.st_dev, st.st_ino)
-        if st.st_nlink > 1 and key in links:  # a hard link within the tree stays one
-            os.link(links[key], dst)
+        if st.st_nlink > 1 and key in links.seen:
+            lfd, lname = links.seen[key]
+            os.link(lname, dname, src_dir_fd=lfd, dst_dir_fd=dfd, follow_symlinks=False)
             return
-        with open(src, "rb") as f, open(dst, "wb") as g:
-            shutil.copyfileobj(f, g, 1 << 20)
-        after = os.lstat(src)
-        if (after.st_mtime_ns, after.st_size, after.st_ino) == (st.st_mtime_ns, st.st_size, st.st_ino):
-            copy_xattrs(src, dst)
-            set_meta(dst, st)
-            if st.st_nlink > 1:
-                links[key] = dst
-            return
-        os.unlink(dst)
-    fail(1, "%s kept changing while it was copied (%d tries)" % (os.fsdecode(src), COPY_TRIES))
+        src = os.open(sname, FILE_FLAGS, dir_fd=sfd)
+        try:
+            if not os.path.samestat(os.fstat(src), st):
+                continue
+            dst = os.open(dname, NEW_FLAGS, 0o600, dir_fd=dfd)
+            try:
+                while True:
+                    block = os.read(src, 1 << 20)
+                    if not block:
+                        break
+                    view = memoryview(block)
+                    while view:
+                        view = view[os.write(dst, view):]
+                after = os.fstat(src)
+                if (after.st_mtime_ns, after.st_size) == (st.st_mtime_ns, st.st_size):
+                    copy_xattrs(src, dst)
+                    meta_fd(dst, st)
+                    if st.st_nlink > 1:
+                        links.seen[key] = (os.dup(dfd), dname)
+                    return
+            finally:
+                os.close(dst)
+            os.unlink(dname, dir_fd=dfd)
+        finally:
+            os.close(src)
+    fail(1, "%s kept changing while it was copied (%d tries)" % (os.fsdecode(sname), COPY_TRIES))
 
 
-def copy_tree(src, dst, links, into=False):
-    """Copy ``src`` (any type) to ``dst`` as ``cp -a`` does: owners, modes, times with
-    nanoseconds, symlinks as links, FIFOs and device files as such, hard links kept. With
-    ``into``, ``dst`` is an existing folder that takes ``src``'s content and metadata."""
-    todo = [(src, dst, into)]
-    done = []  # folders whose metadata is set once their content is there (deepest last)
-    while todo:
-        s_path, d_path, exists = todo.pop()
-        st = os.lstat(s_path)
-        mode = st.st_mode
-        if stat.S_ISDIR(mode):
-            if not exists:
-                os.mkdir(d_path, 0o700)
-            copy_xattrs(s_path, d_path)
-            done.append((d_path, st))
-            for e in os.scandir(s_path):
-                todo.append((os.path.join(s_path, e.name), os.path.join(d_path, e.name), False))
-        elif stat.S_ISREG(mode):
-            copy_file(s_path, d_path, links)
-        elif stat.S_ISLNK(mode):
-            os.symlink(os.readlink(s_path), d_path)
-            set_meta(d_path, st)
-        else:  # FIFO, socket, character or block device
-            os.mknod(d_path, mode, st.st_rdev)
-            set_meta(d_path, st)
-    for d_path, st in reversed(done):
-        set_meta(d_path, st)
+def copy_at(sfd, sname, dfd, dname, links):
+    """Copy the entry ``sname`` of the folder ``sfd`` (any type, never followed) to the new
+    entry ``dname`` of ``dfd``, as ``cp -a`` does: owners, modes, times with nanoseconds,
+    symlinks as links, FIFOs and device files as such, hard links kept. Every entry is made
+    relative to its folder's descriptor with O_NOFOLLOW or O_EXCL: nothing is written through
+    a link."""
+    st = os.stat(sname, dir_fd=sfd, follow_symlinks=False)
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        src = _open_dir(sname, st, sfd)
+        if src is None:
+            return copy_at(sfd, sname, dfd, dname, links)  # no longer that folder: copy what is there
+        try:
+            os.mkdir(dname, 0o700, dir_fd=dfd)
+            dst = os.open(dname, DIR_FLAGS, dir_fd=dfd)
+            try:
+                for n in _names(src):
+                    try:
+                        copy_at(src, n, dst, n, links)
+                    except FileNotFoundError:
+                        continue  # gone since it was listed, as cp -a would miss it
+                copy_xattrs(src, dst)
+                meta_fd(dst, st)
+            finally:
+                os.close(dst)
+        finally:
+            os.close(src)
+    elif stat.S_ISREG(mode):
+        copy_file_at(sfd, sname, dfd, dname, links)
+    elif stat.S_ISLNK(mode):
+        os.symlink(os.readlink(sname, dir_fd=sfd), dname, dir_fd=dfd)
+        meta_at(dfd, dname, st)
+    else:  # FIFO, socket, character or block device (the mode is mknod's: umask 0)
+        os.mknod(dname, mode, st.st_rdev, dir_fd=dfd)
+        meta_at(dfd, dname, st)
+
+
+def remove_at(dfd, name):
+    """``rm -rf`` of the entry ``name`` of ``dfd`` (a symlink itself, never its target), its
+    content removed through descriptors."""
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(name, dir_fd=dfd)
+        return
+    sub = _open_dir(name, st, dfd)
+    if sub is None:
+        return remove_at(dfd, name)  # no longer that folder
+    try:
+        for n in _names(sub):
+            remove_at(sub, n)
+    finally:
+        os.close(sub)
+    os.rmdir(name, dir_fd=dfd)
 
 
 def remove(path):
     """``rm -rf``: the entry at ``path`` whatever it is (a symlink itself, not its target)."""
+    parent, _, name = path.rstrip(b"/").rpartition(b"/")
     try:
-        st = os.lstat(path)
+        fd = os.open(parent or b"/", DIR_FLAGS)
     except FileNotFoundError:
         return
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)
+    try:
+        remove_at(fd, name)
+    finally:
+        os.close(fd)
 
 
 def cmd_snapshot(live, snap, lst, old):
+    os.umask(0)
+    links = Links()
     try:
         remove(snap)
         if os.path.lexists(old):
             os.remove(old)
-        os.makedirs(snap)
-        if os.path.isdir(live):
-            copy_tree(live, snap, {}, into=True)
-    except OSError as e:
+        os.makedirs(snap, 0o700)
+        if os.path.lexists(live):
+            src = open_folder(live)
+            dst = os.open(snap, DIR_FLAGS)
+            try:
+                for n in _names(src):
+                    try:
+                        copy_at(src, n, dst, n, links)
+                    except FileNotFoundError:
+                        continue
+                copy_xattrs(src, dst)
+                meta_fd(dst, os.fstat(src))
+            finally:
+                os.close(src)
+                os.close(dst)
+    except (OSError, Refused) as e:
         fail(1, "copying %s: %s" % (os.fsdecode(live), e))
+    finally:
+        links.close()
     seen, size = set(), 0
     records = []
-    for rel, st in walk(snap):
+    for rel, st, _, _ in walk(snap):
         records.append(record(st, rel))
         if (st.st_dev, st.st_ino) not in seen:  # du -b counts a hard-linked file once
             seen.add((st.st_dev, st.st_ino))
@@ -283,32 +444,78 @@ def cmd_snapshot(live, snap, lst, old):
 
 
 def cmd_restore(live, snap, ops):
-    """The restore operations (see the module's docstring), in the order given."""
+    """The restore operations (see the module's docstring), in the order given, each made
+    relative to descriptors opened with O_NOFOLLOW from ``/``: the folder ``live`` (a symlink
+    planted in its place is removed, not followed), then each path's folders below it. A
+    symlink met on the way (a folder swapped for one while the restore runs) stops the restore
+    with exit code 1: nothing is ever written, removed or chowned through a link."""
+    os.umask(0)
+    links = Links()
+    root = sroot = None
     try:
-        os.makedirs(live, exist_ok=True)
+        root = open_folder(live, create=True, replace_last=True)
+        sroot = os.open(snap, DIR_FLAGS)
         for op in ops:
             kind, _, arg = op.partition(":")
             rel = unescape(arg)
-            src, dst = os.path.join(snap, rel), os.path.join(live, rel)
-            if kind == "rm":
-                remove(dst)
-            elif kind == "cp":
-                remove(dst)
-                copy_tree(src, dst, {})
-            elif kind == "dir":
-                st = os.stat(src)
-                os.makedirs(dst, exist_ok=True)
-                os.chmod(dst, stat.S_IMODE(st.st_mode))
-                os.chown(dst, st.st_uid, st.st_gid)
-            elif kind == "time":
-                st = os.lstat(src)
-                os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
-            else:
-                fail(1, "unknown restore operation %r" % kind)
-        st = os.stat(snap)
-        os.utime(live, ns=(st.st_atime_ns, st.st_mtime_ns))
-    except OSError as e:
+            if rel == b"":  # the folder itself: its mode, owner and times
+                if kind == "dir":
+                    st = os.fstat(sroot)
+                    os.fchmod(root, stat.S_IMODE(st.st_mode))
+                    os.fchown(root, st.st_uid, st.st_gid)
+                elif kind != "time":
+                    fail(1, "restore operation %r on the folder itself" % kind)
+                continue
+            try:
+                pfd, name = parent_of(root, rel)
+            except FileNotFoundError:
+                if kind == "rm":
+                    continue  # its folder is gone already
+                raise
+            try:
+                sfd, sname = parent_of(sroot, rel)
+            except BaseException:
+                os.close(pfd)
+                raise
+            try:
+                if kind == "rm":
+                    remove_at(pfd, name)
+                elif kind == "cp":
+                    remove_at(pfd, name)
+                    copy_at(sfd, sname, pfd, name, links)
+                elif kind == "dir":
+                    st = os.stat(sname, dir_fd=sfd, follow_symlinks=False)
+                    try:
+                        d = os.open(name, DIR_FLAGS, dir_fd=pfd)
+                    except FileNotFoundError:
+                        os.mkdir(name, 0o700, dir_fd=pfd)
+                        d = os.open(name, DIR_FLAGS, dir_fd=pfd)
+                    except OSError:  # a symlink or a file in the folder's place: removed, not followed
+                        remove_at(pfd, name)
+                        os.mkdir(name, 0o700, dir_fd=pfd)
+                        d = os.open(name, DIR_FLAGS, dir_fd=pfd)
+                    try:
+                        os.fchmod(d, stat.S_IMODE(st.st_mode))
+                        os.fchown(d, st.st_uid, st.st_gid)
+                    finally:
+                        os.close(d)
+                elif kind == "time":
+                    st = os.stat(sname, dir_fd=sfd, follow_symlinks=False)
+                    os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=pfd, follow_symlinks=False)
+                else:
+                    fail(1, "unknown restore operation %r" % kind)
+            finally:
+                os.close(pfd)
+                os.close(sfd)
+        st = os.fstat(sroot)
+        os.utime(root, ns=(st.st_atime_ns, st.st_mtime_ns))
+    except (OSError, Refused) as e:
         fail(1, "restoring %s: %s" % (os.fsdecode(live), e))
+    finally:
+        links.close()
+        for fd in (root, sroot):
+            if fd is not None:
+                os.close(fd)
 
 
 def cmd_diff(args):
@@ -345,17 +552,28 @@ def unescape(arg):
 
 def cmd_check(live, paths):
     try:
-        os.chdir(live)
-    except OSError:
-        return
+        root = open_folder(live)
+    except (OSError, Refused):
+        return  # nothing there (a symlink in its place included): every entry is missing
     out = []
-    for p in paths:
-        rel = unescape(p)
-        try:
-            st = os.lstat(rel)
-        except OSError:
-            continue
-        out.append(record(st, rel) + b"\0")
+    try:
+        for p in paths:
+            rel = unescape(p)
+            bare = rel[2:] if rel.startswith(b"./") else rel
+            try:
+                if bare in (b"", b"."):
+                    st = os.fstat(root)
+                else:
+                    pfd, name = parent_of(root, bare)
+                    try:
+                        st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
+                    finally:
+                        os.close(pfd)
+            except (OSError, Refused):
+                continue
+            out.append(record(st, rel) + b"\0")
+    finally:
+        os.close(root)
     sys.stdout.write(binascii.hexlify(b"".join(out)).decode())
 
 
@@ -371,37 +589,49 @@ def refs_digest(repo):
     return hashlib.sha256(out).hexdigest().encode()
 
 
-def file_digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
+def file_digest_at(pfd, name, st):
+    """SHA-256 (hex) of the regular file ``name`` of ``pfd`` if it still is the file ``st``
+    describes (opened with O_NOFOLLOW and O_NONBLOCK: a link or FIFO put in its place is
+    never read); OSError otherwise."""
+    fd = os.open(name, FILE_FLAGS, dir_fd=pfd)
+    try:
+        if not os.path.samestat(os.fstat(fd), st):
+            raise OSError("changed while it was read")
+        h = hashlib.sha256()
+        for block in iter(lambda: os.read(fd, 1 << 20), b""):
             h.update(block)
-    return h.hexdigest().encode()
+        return h.hexdigest().encode()
+    finally:
+        os.close(fd)
 
 
 def cmd_fingerprint(top):
     try:
-        os.chdir(top)
-    except OSError:
+        root = open_folder(top)
+    except (OSError, Refused):
         return
     out = []
-    for rel, st in walk(b"."):
-        p = b"./" + rel if rel else b"."
-        mode = st.st_mode
-        if stat.S_ISREG(mode):
-            try:
-                out.append(b"f " + file_digest(p) + b"  " + p + b"\0")
-            except OSError:
-                continue
-        elif stat.S_ISLNK(mode):
-            try:
-                out.append(b"l " + p + b"\0" + os.readlink(p) + b"\0")
-            except OSError:
-                continue
-        elif stat.S_ISDIR(mode):
-            out.append(b"d %o %s\0" % (stat.S_IMODE(mode), p))
-            if rel and rel.count(b"/") < 5 and rel.rsplit(b"/", 1)[-1].endswith(b".git"):
-                out.append(b"r " + refs_digest(p) + b" " + p + b"\0")
+    try:
+        os.fchdir(root)  # the repositories' refs are read by path below it
+        for rel, st, pfd, name in walk(b"."):
+            p = b"./" + rel if rel else b"."
+            mode = st.st_mode
+            if stat.S_ISREG(mode):
+                try:
+                    out.append(b"f " + file_digest_at(pfd, name, st) + b"  " + p + b"\0")
+                except OSError:
+                    continue
+            elif stat.S_ISLNK(mode):
+                try:
+                    out.append(b"l " + p + b"\0" + os.readlink(name, dir_fd=pfd) + b"\0")
+                except OSError:
+                    continue
+            elif stat.S_ISDIR(mode):
+                out.append(b"d %o %s\0" % (stat.S_IMODE(mode), p))
+                if rel and rel.count(b"/") < 5 and rel.rsplit(b"/", 1)[-1].endswith(b".git"):
+                    out.append(b"r " + refs_digest(p) + b" " + p + b"\0")
+    finally:
+        os.close(root)
     sys.stdout.write(binascii.hexlify(b"".join(out)).decode())
 
 

@@ -34,7 +34,9 @@ entry is listed by one ``stat`` per ``find -exec ... +`` batch.
 
 Differences from the helper, besides the seconds: a file that changes while the snapshot copies
 it is not copied again (the jobs are paused, web requests are not); a folder swapped for a
-symlink during a restore is not guarded against (``find`` never follows one while listing); a symlink's
+symlink while a restore runs may be followed (a restore refuses a symlink it finds on the way
+beforehand and removes one in a folder's place; ``find`` never follows one while listing); a
+symlink's
 own time is kept to the second and not compared (its target is); a snapshot costs a ``touch``
 per entry.
 
@@ -175,11 +177,29 @@ copytimes() {
   fi
 }
 
+# onway BASE REL: exit 1 when a folder on the way from BASE to REL (REL's last name left out)
+# is a symlink or not a folder, or REL leaves BASE: nothing is written through a planted link.
+onway() {
+  case /$2/ in */../*|*/./*|*//*) echo "$2 is not a path below ${1:-/}" >&2; exit 1 ;; esac
+  p=$1 rest=$2
+  while :; do
+    case $rest in */*) c=${rest%%/*}; rest=${rest#*/} ;; *) return 0 ;; esac
+    p=$p/$c
+    if [ -h "$p" ] || [ ! -d "$p" ]; then
+      echo "$p is not a folder (a symlink or a file where a folder is expected): not followed" >&2; exit 1
+    fi
+  done
+}
+# notlink PATH: a symlink or a file where the folder PATH belongs is removed (never followed).
+notlink() { if [ -h "$1" ] || { [ -e "$1" ] && [ ! -d "$1" ]; }; then rm -f -- "$1" || exit 1; fi; }
+
 hex() { tr '\n' '\000' | od -An -v -tx1; }
 
 case $mode in
   snapshot)  # LIVE SNAP LIST OLD
     live=$1 snap=$2 list=$3
+    onway "" "${live#/}"
+    if [ -h "$live" ]; then echo "$live is not a folder (a symlink where a folder is expected): not followed" >&2; exit 1; fi
     rm -rf -- "$snap" "$4" "$list" "$list.new" && mkdir -p -- "$snap" || exit 1
     T=$(date +%s) || exit 1
     if [ -d "$live" ]; then cp -a -- "$live/." "$snap/" && copytimes "$live" "$snap" || exit 1; fi
@@ -235,15 +255,18 @@ case $mode in
     } | od -An -v -tx1 ;;
   restore)  # LIVE SNAP OP... ("rm:REL", "cp:REL", "dir:REL", "time:REL"; REL escaped)
     live=$1 snap=$2; shift 2
+    onway "" "${live#/}"
+    notlink "$live"
     mkdir -p -- "$live" || exit 1
     for a; do
-      op=${a%%:*}; dec "${a#*:}"; rel=$r
+      op=${a%%:*}; dec "${a#*:}"; rel=$r; t=$live
+      if [ -n "$rel" ]; then onway "$live" "$rel"; t=$live/$rel; fi
       case $op in
-        rm) rm -rf -- "$live/$rel" || exit 1 ;;
-        cp) rm -rf -- "$live/$rel"; cp -a -- "$snap/$rel" "$live/$rel" && copytimes "$snap/$rel" "$live/$rel" || exit 1 ;;
-        dir) mkdir -p -- "$live/$rel" && chmod "$(stat -c %a -- "$snap/$rel")" "$live/$rel" \
-               && chown "$(stat -c %u:%g -- "$snap/$rel")" "$live/$rel" || exit 1 ;;
-        time) touch -h -r "$snap/$rel" -- "$live/$rel" || exit 1 ;;
+        rm) rm -rf -- "$t" || exit 1 ;;
+        cp) rm -rf -- "$t"; cp -a -- "$snap/$rel" "$t" && copytimes "$snap/$rel" "$t" || exit 1 ;;
+        dir) notlink "$t"; mkdir -p -- "$t" && chmod "$(stat -c %a -- "$snap/$rel")" "$t" \
+               && chown "$(stat -c %u:%g -- "$snap/$rel")" "$t" || exit 1 ;;
+        time) touch -h -r "$snap/$rel" -- "$t" || exit 1 ;;
         *) echo "unknown restore operation $op" >&2; exit 1 ;;
       esac
     done

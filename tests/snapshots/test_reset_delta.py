@@ -296,7 +296,33 @@ def test_named_snapshot_export_import_restore(mini, engine, tmp_path):
     bad3 = tmp_path / "stack.tar.gz"
     rewrite(bad3, lambda m, d: (m, json.dumps({**json.loads(d), "stack": "webarena"}).encode())
             if m.name == "manifest.json" else (m, d))
-    for bad, words in ((bad1, "tampered"), (bad2, "not allowed"), (bad3, "stack 'webarena'")):
+    # An archive made to look whole (its manifest's digests match) whose files payload holds a
+    # symlink to /etc/passwd for the web root (issue 18): refused, naming the member.
+    bad4 = tmp_path / "link.tar.gz"
+    with tarfile.open(arch) as src:
+        files_rel = next(m.name for m in src.getmembers() if m.name.endswith("-files.tar") and "/shopping/" in m.name)
+        inner_bytes = src.extractfile(files_rel).read()
+    io = __import__("io")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(inner_bytes)) as inner, tarfile.open(fileobj=buf, mode="w") as evil:
+        for m in inner.getmembers():
+            evil.addfile(m, inner.extractfile(m) if m.isfile() else None)
+        link = tarfile.TarInfo("./0/evil.jpg")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        evil.addfile(link)
+    forged = buf.getvalue()
+
+    def forge(m, d):
+        if m.name == files_rel:
+            return m, forged
+        if m.name == "manifest.json":
+            man = json.loads(d)
+            man["payload"][files_rel].update(size=len(forged), sha256=__import__("hashlib").sha256(forged).hexdigest())
+            return m, json.dumps(man).encode()
+        return m, d
+    rewrite(bad4, forge)
+    for bad, words in ((bad1, "tampered"), (bad2, "not allowed"), (bad3, "stack 'webarena'"),
+                       (bad4, "member './0/evil.jpg' is a symlink to '/etc/passwd', outside its folder")):
         code, out = cli("snapshot", "import", str(bad), "--name", "evil")
         assert code == 2 and words in out, out
     assert "evil" not in names()

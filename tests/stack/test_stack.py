@@ -179,3 +179,20 @@ def test_a_host_with_a_trailing_newline_is_refused(host):
 def test_a_stack_name_longer_than_the_system_allows_is_one_clear_error():
     with pytest.raises(StackError, match="cannot use this stack file"):
         load_stack("x" * 5000 + ".yaml")
+
+
+def test_a_billion_laughs_file_is_refused_naming_it(tmp_path):
+    # Ten lines of nested anchors expand to 10^9 nodes: refused while the file is read, before
+    # anything walks the data (issue 18), through the CLI too. A few anchors stay fine.
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    bomb = tmp_path / "laughs.yaml"
+    bomb.write_text("\n".join(lines) + "\nname: laughs\n")
+    with pytest.raises(StackError, match=r"laughs\.yaml: its aliases \(\*name\) expand to more than 200000 nodes"):
+        load_stack(bomb)
+    r = invoke(["plan", "--stack", str(bomb)])
+    assert r.exit_code == 2 and "laughs.yaml" in r.output and "expand to more than" in r.output, r.output
+    big = tmp_path / "big.yaml"
+    big.write_text("name: big\n" + "#" * (4 << 20) + "\n")
+    with pytest.raises(StackError, match=r"big\.yaml: \d+ bytes; a stack file may have at most 4194304"):
+        load_stack(big)

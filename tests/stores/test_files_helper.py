@@ -359,7 +359,7 @@ def test_a_folder_swapped_for_a_symlink_while_walked_is_not_followed(tmp_path):
     outside.mkdir()
     (outside / "victim").write_text("not yours")
     seen = []
-    for rel, _ in files_helper.walk(os.fsencode(top)):
+    for rel, _, _, _ in files_helper.walk(os.fsencode(top)):
         seen.append(rel)
         if rel == b"d":
             os.rmdir(top / "d")

@@ -1,0 +1,179 @@
+"""The files store treats the application's tree as hostile (issue 18, item 1): a symlink the
+web user plants where a folder was (the store's own folder, a subfolder, a folder on the way)
+is never followed by a snapshot, a restore or a check; a restore removes the link and puts the
+folder back; a path that leaves the folder (``..``) is refused; a folder swapped for a link
+while restores run (a race, repeated) never lets one write, remove or chown anything outside.
+
+Both ways in run here on the host as root, on real trees in a temporary folder: the python3
+helper and the sh way on BusyBox's applets. The proof is the outside folder as ``os.walk``
+and ``os.lstat`` see it (modes, owners, content), which shares no code with the store. No
+Docker: the same commands run inside containers in test_busybox_userland.py."""
+import os
+import shutil
+import subprocess
+import threading
+
+import pytest
+
+from sitectl.stores.files import FilesStore, _arg, _sections, helper_argv
+
+WEB_UID = 33  # www-data on Debian and Alpine's images
+
+
+@pytest.fixture(scope="module")
+def busybox_path(tmp_path_factory):
+    busybox = shutil.which("busybox")
+    assert busybox, "no busybox on the host: run `make busybox`"
+    d = tmp_path_factory.mktemp("bb")
+    subprocess.run([busybox, "--install", "-s", str(d)], check=True)
+    return str(d)
+
+
+@pytest.fixture(params=["python", "sh"])
+def way(request, busybox_path, tmp_path):
+    """Runs a files store mode through one way: ``way(mode, *args) -> CompletedProcess``."""
+    rec = str(tmp_path / "userland")
+    env = None if request.param == "python" else {"PATH": busybox_path}
+
+    def run(mode, *args):
+        return subprocess.run(helper_argv(mode, *args, record=rec), capture_output=True, text=True, env=env)
+    run.name = request.param
+    return run
+
+
+def outside_state(top) -> dict:
+    """Every entry below ``top`` and ``top`` itself: mode, owner, content."""
+    out = {}
+    for d, dirs, files in os.walk(top):
+        for n in [None, *dirs, *files]:
+            p = d if n is None else os.path.join(d, n)
+            st = os.lstat(p)
+            body = open(p, "rb").read() if os.path.isfile(p) and not os.path.islink(p) else None
+            out[p] = (st.st_mode, st.st_uid, st.st_gid, body)
+    return out
+
+
+def make_site(tmp_path):
+    """A live folder owned by the web user (with a subfolder of sessions), its snapshot taken
+    later, and a root-only folder outside with a secret in it."""
+    live, outside = tmp_path / "live", tmp_path / "outside"
+    (live / "sessions").mkdir(parents=True)
+    (live / "sessions" / "sess_a").write_text("golden session")
+    (live / "media.jpg").write_text("jpg")
+    for p in (live, live / "sessions", live / "sessions" / "sess_a", live / "media.jpg"):
+        os.chown(p, WEB_UID, WEB_UID)
+    outside.mkdir(mode=0o700)
+    (outside / "secret").write_text("root only")
+    os.chmod(outside / "secret", 0o600)
+    return live, outside
+
+
+def snapshot(way, tmp_path, live):
+    r = way("snapshot", str(live), str(tmp_path / "snap"), str(tmp_path / "l.list0"), str(tmp_path / "old"))
+    assert r.returncode == 0, r.stderr
+
+
+def restore(way, tmp_path, live):
+    """The store's own detection and delta restore; returns the failed command's result or None."""
+    d = way("diff", str(live), str(tmp_path / "l.list0"), str(tmp_path / "old"))
+    assert d.returncode == 0, d.stderr
+    changed, added, dirs, recorded = FilesStore._diff_text(_sections(d.stdout)[0])
+    store = FilesStore("t", None, [str(live)])
+    store._snap = lambda name, i: str(tmp_path / "snap")
+    for cmd in store._restore_commands("golden", 0, {"changed": changed, "added": added, "dirs": dirs,
+                                                      "recorded": recorded}):
+        r = way(*cmd.argv[8:])
+        if r.returncode != 0:
+            return r
+    return None
+
+
+def is_golden(way, tmp_path, live) -> bool:
+    d = way("diff", str(live), str(tmp_path / "l.list0"), str(tmp_path / "old"))
+    return d.returncode == 0 and _sections(d.stdout) == [""]
+
+
+@pytest.mark.parametrize("where", ["the store's folder", "a subfolder"])
+def test_a_planted_link_is_removed_not_followed(tmp_path, way, where):
+    live, outside = make_site(tmp_path)
+    snapshot(way, tmp_path, live)
+    before = outside_state(outside)
+    # The web user swaps the folder for a link to the root-only folder.
+    victim = live if where == "the store's folder" else live / "sessions"
+    shutil.rmtree(victim)
+    os.symlink(outside, victim)
+    assert restore(way, tmp_path, live) is None
+    assert outside_state(outside) == before
+    assert not os.path.islink(victim) and (live / "sessions" / "sess_a").read_text() == "golden session"
+    assert os.stat(victim).st_uid == WEB_UID and is_golden(way, tmp_path, live)
+
+
+def test_a_link_on_the_way_to_the_folder_is_refused(tmp_path, way):
+    # The store's folder reached through a link (a folder above it swapped): a snapshot, a
+    # restore and a check refuse to go through it, naming it; nothing outside changes.
+    live, outside = make_site(tmp_path)
+    snapshot(way, tmp_path, live)
+    os.symlink(outside, tmp_path / "up")
+    (outside / "sessions").mkdir()
+    os.chmod(outside / "sessions", 0o700)
+    before = outside_state(outside)
+    through = tmp_path / "up" / "sessions"
+    r = way("snapshot", str(through), str(tmp_path / "snap2"), str(tmp_path / "l2.list0"), str(tmp_path / "old"))
+    assert r.returncode != 0 and "not followed" in r.stderr, (r.returncode, r.stderr)
+    r = way("restore", str(through), str(tmp_path / "snap"), "cp:media.jpg")
+    assert r.returncode != 0 and "not followed" in r.stderr, (r.returncode, r.stderr)
+    assert outside_state(outside) == before
+
+
+def test_a_path_that_leaves_the_folder_is_refused(tmp_path, way):
+    live, outside = make_site(tmp_path)
+    snapshot(way, tmp_path, live)
+    before = outside_state(outside)
+    for op in ("rm:../outside", "rm:sessions/../../outside", "cp:../outside/secret", "dir:..", f"rm:{_arg('./..')}"):
+        r = way("restore", str(live), str(tmp_path / "snap"), op)
+        assert r.returncode != 0, (op, r.stdout)
+        assert outside_state(outside) == before, op
+
+
+def test_a_folder_swapped_for_a_link_while_restores_run_never_reaches_outside(tmp_path, way):
+    # The web user keeps swapping the sessions folder for a link to the root-only folder while
+    # the store restores (a race, repeated): a restore either puts the folder back or stops
+    # with "not followed"; the outside folder never changes.
+    live, outside = make_site(tmp_path)
+    snapshot(way, tmp_path, live)
+    before = outside_state(outside)
+    stop = threading.Event()
+
+    def attacker():
+        while not stop.is_set():
+            s = live / "sessions"
+            try:
+                if os.path.islink(s):
+                    os.unlink(s)
+                    s.mkdir()
+                else:
+                    shutil.rmtree(s, ignore_errors=True)
+                    os.symlink(outside, s)
+            except OSError:
+                pass
+    t = threading.Thread(target=attacker)
+    t.start()
+    outcomes = set()
+    try:
+        for _ in range(25 if way.name == "python" else 10):
+            (live / "media.jpg").write_text("changed by a task")
+            try:
+                failed = restore(way, tmp_path, live)
+            except AssertionError:  # the detection itself met the swap half done: try again
+                failed = None
+            outcomes.add("stopped" if failed is not None else "restored")
+            if failed is not None:
+                assert "not followed" in failed.stderr or "No such file" in failed.stderr \
+                    or "File exists" in failed.stderr, failed.stderr
+            assert outside_state(outside) == before
+    finally:
+        stop.set()
+        t.join()
+    # With the attacker gone, a restore ends golden.
+    assert restore(way, tmp_path, live) is None and is_golden(way, tmp_path, live), outcomes
+    assert outside_state(outside) == before
