@@ -74,7 +74,7 @@ class Environment:
         return lifecycle.down(self.target, self.engine)
 
     def reset(self, sites: list[str] | None = None, full: bool = False, wait: bool | float = True,
-              login: bool = False) -> list[dict]:
+              login: bool = False, force: bool = False) -> list[dict]:
         """Reset ``sites`` (default: the mutable ones) to the golden snapshot. Returns one
         ``{"site", "method", "changed", "seconds", "escalations"}`` per site (``method``: none,
         delta, full). Nothing is written after the restore; ``login``: then log in again for
@@ -84,11 +84,12 @@ class Environment:
         Raises:
             sitectl.stores.StoreError: a store could not be restored even by the full path.
             sitectl.errors.InstanceBusy: ``wait`` False (or a number of seconds passed)
-                while another process changes this instance.
+                while another process changes this instance; or a reset server has leased it
+                to a client (``force=True`` resets it anyway, and the server's status says so).
         """
 
         res = reset(self.target, self._sites(sites, default_mutable=True), self.engine, full=full,
-                    reporter=self.reporter, wait=wait, login=login)
+                    reporter=self.reporter, wait=wait, login=login, force=force)
         return [r.as_dict() for r in res["sites"]]
 
     def verify(self, sites: list[str] | None = None, deep: bool = False) -> dict:

@@ -24,7 +24,7 @@ The tree (exit code in brackets)::
     │   ├── NotCovered [9]        ... a snapshot has no complete copy of a site
     │   └── WrittenDuringReset [9] ... the site kept being written while it was reset
     ├── LocatorError [9]          a locator could not read what it was asked for
-    ├── InstanceBusy [10]         another process holds the instance's lock
+    ├── InstanceBusy [10]         another process holds the instance's lock, or a server leased it
     ├── DamagedRecord [11]        a record of sitectl's on the host (a snapshot manifest) is damaged
     └── DoctorFailed [12]         a container lacks what its stack file and stores assume (``doctor``)
 
@@ -182,7 +182,8 @@ class LocatorError(SitectlError):
 
 
 class InstanceBusy(SitectlError):
-    """Another process holds the instance's lock (``--no-wait``)."""
+    """Another process holds the instance's lock (``--no-wait``), or a reset server has leased the
+    instance to a client (``sitectl reset --force`` overrides)."""
 
     exit_code = 10
 

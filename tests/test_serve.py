@@ -177,6 +177,16 @@ def test_two_clients_leasing_at_once_never_share_an_instance(server):
     assert requests.post(f"{server.base}/api/reset", json={"instance": SECOND}, headers=auth(), timeout=30).status_code == 409
     assert requests.get(f"{mine['reset_url']}/reset", timeout=120).status_code == 200
     assert requests.get(f"{mine['reset_url']}/status", timeout=10).text == "Ready for duty!"
+    # From a shell too: `sitectl reset` of the leased instance is refused, naming the lease;
+    # --force resets it, and the server's status says so.
+    r = invoke(["reset", "--instance", str(SECOND), "reddit", "--json"])
+    assert r.exit_code == 10 and "leased to 'c" in r.output and f"lease {mine['lease'][:6]}..." in r.output, r.output
+    assert mine["lease"] not in r.output
+    r = invoke(["reset", "--instance", str(SECOND), "reddit", "--force", "--json"])
+    assert r.exit_code == 0, r.output
+    st = requests.get(f"{server.base}/api/status", headers=auth(), timeout=30).json()
+    row = next(x for x in st["instances"] if x["instance"] == SECOND)
+    assert len(row["lease"]["forced_resets"]) == 1 and "reset forced by pid" in row["lease"]["forced_resets"][0]
     # The log names a lease by its first 6 characters only (the id is the holder's credential).
     assert f"/l/{mine['lease'][:6]}.../reset" in server.logbuf.getvalue() and mine["lease"] not in server.logbuf.getvalue()
     # Heartbeat keeps it; release resets the instance before it is leased again.

@@ -70,12 +70,15 @@ def down(target: Target, as_json: bool, volumes):
 @click.option("--recreate", is_flag=True,
               help="Re-create the containers from their images and re-run post-start steps (WebArena's reset).")
 @click.option("--no-wait", is_flag=True, help="Fail at once (exit 10) if another sitectl is changing this instance.")
+@click.option("--force", is_flag=True,
+              help="Reset even an instance a reset server (sitectl serve) has leased to a client; the server's "
+                   "status says so. Without it such a reset exits 10 naming the lease.")
 @click.option("--login", "relogin", is_flag=True,
               help="Then log in again for the storage states `sitectl login` recorded that the reset made stale "
                    "(writes sessions: the sites are then golden plus those logins). A failed login exits 6; "
                    "the reset's result stands.")
 @target_options
-def reset(target: Target, as_json: bool, sites, full, recreate, no_wait, relogin):
+def reset(target: Target, as_json: bool, sites, full, recreate, no_wait, force, relogin):
     """Reset SITES (default: every mutable site) to the golden snapshot.
 
     By default only what changed since the snapshot is restored (the delta path); every
@@ -85,7 +88,7 @@ def reset(target: Target, as_json: bool, sites, full, recreate, no_wait, relogin
     """
     chosen = target.stack.reset_sites(sites)
     res = reset_op(target, chosen, DockerEngine(), full=full, recreate=recreate, reporter=_reporter(as_json),
-                   wait=not no_wait, login=relogin)
+                   wait=not no_wait, login=relogin, force=force)
     rows, logins = res["sites"], res["logins"]
     result = {"sites": [r.as_dict() for r in rows], "logins": logins, "logins_ok": res["logins_ok"]}
     if recreate:

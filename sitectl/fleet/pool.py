@@ -61,6 +61,8 @@ class ClusterPool(Pool):
         clock: monotonic clock (s).
     """
 
+    RECORDS_LEASES = False  # its instances' state folders are on other nodes
+
     def __init__(self, spec: ClusterSpec, swarm: Swarm, token: str, clock=time.monotonic):
         self.spec = spec
         self.swarm = swarm

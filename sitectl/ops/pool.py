@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from sitectl.engine import Engine
 from sitectl.errors import LeaseError, SitectlError
-from sitectl.ops import checks
+from sitectl.ops import checks, lease_record
 from sitectl.ops.reset import reset
 from sitectl.stack.target import Target
 
@@ -88,7 +88,7 @@ def default_reset(target: Target, sites: list[str] | None, full: bool, engine: E
 
     chosen = target.stack.reset_sites(sites)
     # A bounded wait for the instance lock: a stuck holder fails this reset instead of the pool.
-    res = reset(target, chosen, engine, full=full, wait=LOCK_WAIT)
+    res = reset(target, chosen, engine, full=full, wait=LOCK_WAIT, by_pool=True)
     return {"sites": [r.as_dict() for r in res["sites"]], "logins": res["logins"]}
 
 
@@ -105,6 +105,11 @@ class Pool:
             slow or fail on demand).
         clock: monotonic clock (seconds).
     """
+
+    #: Whether leases are written to the instances' state folders (:mod:`sitectl.ops.lease_record`),
+    #: where a reset from outside the server finds them. A cluster pool's instances live on other
+    #: nodes: it does not.
+    RECORDS_LEASES = True
 
     def __init__(self, targets: list[Target], engine: Engine, reset_fn=default_reset, clock=time.monotonic,
                  sites: dict[int, list[str]] | None = None):
@@ -212,6 +217,8 @@ class Pool:
                                   self.clock() + ttl)
                     slot.lease = lease
                     self._leases[lease.id] = lease
+                    if self.RECORDS_LEASES:
+                        lease_record.record(lease.instance, lease.id, lease.client, ttl)
                     return lease
         return None
 
@@ -244,6 +251,8 @@ class Pool:
         with self._lock:
             lease = self._lease(lease_id)
             lease.expires = self.clock() + lease.ttl
+            if self.RECORDS_LEASES:
+                lease_record.record(lease.instance, lease.id, lease.client, lease.ttl)
             return lease
 
     def release(self, lease_id: str) -> int:
@@ -267,6 +276,8 @@ class Pool:
 
     def _drop(self, lease: Lease) -> None:
         self._leases.pop(lease.id, None)
+        if self.RECORDS_LEASES:
+            lease_record.drop(lease.instance, lease.id)
         slot = self.slots[lease.instance]
         if slot.lease is lease:
             slot.lease = None
@@ -308,6 +319,10 @@ class Pool:
             rows = [{"instance": n, "state": s.state, "lease": s.lease.as_dict(now) if s.lease else None,
                      "last_reset": s.last_reset, "resets": s.resets, "error": s.error,
                      "urls": s.target.urls()} for n, s in self.slots.items()]
+        if self.RECORDS_LEASES:  # resets forced past a lease from outside the server
+            for row, slot in zip(rows, self.slots.values()):
+                if row["lease"] is not None and slot.lease is not None:
+                    row["lease"]["forced_resets"] = lease_record.forced(slot.lease.instance, slot.lease.id)
         if health:
             for row in rows:
                 n, t = row["instance"], self.slots[row["instance"]].target

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sitectl import snapshots
 from sitectl.engine import Engine
 from sitectl.errors import UsageError
-from sitectl.ops import lifecycle
+from sitectl.ops import lease_record, lifecycle
 from sitectl.ops import login as loginmod
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack import Site
@@ -15,7 +15,8 @@ from sitectl.stack.target import Target
 
 
 def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False, recreate: bool = False,
-          reporter: Reporter = QUIET, wait: bool | float = True, login: bool = False) -> dict:
+          reporter: Reporter = QUIET, wait: bool | float = True, login: bool = False, force: bool = False,
+          by_pool: bool = False) -> dict:
     """Reset ``sites`` to the golden snapshot.
 
     Args:
@@ -27,6 +28,9 @@ def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False,
             (:func:`sitectl.ops.login.refresh_after_reset`). Off by default: a login writes
             sessions and last-login columns, so the sites are then golden plus sitectl's logins,
             and ``verify --deep`` says so.
+        force: reset an instance a reset server has leased all the same (its status says so;
+            :mod:`sitectl.ops.lease_record`). ``by_pool``: the reset server's own reset (it
+            enforces its leases itself).
 
     Returns:
         ``{"sites": [row], "logins": [...], "logins_ok": bool}``; a row is a
@@ -37,12 +41,15 @@ def reset(target: Target, sites: list[Site], engine: Engine, full: bool = False,
         failed login never undoes the reset's result: ``logins_ok`` is False and the rows stand.
 
     Raises:
-        UsageError: ``full`` and ``recreate`` together; InstanceBusy, StoreError, EngineError:
-        see the functions named above (never for a login after the reset).
+        UsageError: ``full`` and ``recreate`` together; InstanceBusy: a reset server has leased
+        the instance (without ``force``), or see the functions named above; StoreError,
+        EngineError: see the functions named above (never for a login after the reset).
     """
 
     if full and recreate:
         raise UsageError("give --full or --recreate, not both")
+    if not by_pool:
+        lease_record.check(target.instance, force, "--recreate reset" if recreate else "reset")
     if recreate:
         rows = lifecycle.reset_recreate(target, sites, engine, reporter, wait=wait)
         touched = sites  # the new containers hold golden's sessions only

@@ -51,7 +51,7 @@ NO_WAY_IN = 5
 STALE_RECORD = 6
 #: The tools the sh way runs (BusyBox applets on the Alpine images).
 SH_TOOLS = ("find", "stat", "sha256sum", "od", "awk", "tr", "sed", "cut", "cp", "rm", "mkdir", "mv", "touch",
-            "chmod", "chown", "readlink", "date", "du")
+            "timeout", "tail", "wc", "dirname", "chmod", "chown", "readlink", "date", "du")
 
 #: Exit code of the stub below when the Python it runs on is older than the helper needs.
 TOO_OLD = 96
@@ -279,9 +279,11 @@ class FilesStore(Store):
     @staticmethod
     def _diff_text(out: str) -> tuple[list[str], list[str], list[str], dict[str, tuple]]:
         """(changed or deleted, top-most added, folders whose own metadata changed, the recorded
-        listing entry of each changed entry and folder) from the ``comm -3`` output of
-        :data:`LIST_SH`. A deleted folder's content is missing too, so it is listed among the
-        changed entries."""
+        listing entry of each changed entry and folder) from a ``diff`` section (the records
+        only the live folder has, and, after a tab, those only the listing has). A deleted
+        folder's content is missing too, so it is listed among the changed entries. An entry
+        added below a changed entry that was no folder (a file replaced by a folder with
+        content) is not listed: replacing the changed entry removes it."""
         records = _records(out)
         live_only = _parse_listing([r for r in records if not r.startswith("\t")])
         base_only = _parse_listing([r[1:] for r in records if r.startswith("\t")])
@@ -291,8 +293,8 @@ class FilesStore(Store):
         # "added" (a listing recorded without it must not make a restore remove the folder).
         added = sorted(r for r in live_only if r not in base_only and r != "")
         # Keep only the top-most added entries (removing a folder removes its content).
-        added_set = set(added)
-        top = [r for r in added if not any(r[:i] in added_set for i in range(len(r)) if r[i] == "/")]
+        replaced = set(added) | {r for r in changed if base_only[r][0] != "d"}
+        top = [r for r in added if not any(r[:i] in replaced for i in range(len(r)) if r[i] == "/")]
         return changed, top, dirs, {r: base_only[r] for r in changed + dirs}
 
     def _diff(self, name: str, i: int) -> tuple[list[str], list[str], list[str], dict[str, tuple]]:

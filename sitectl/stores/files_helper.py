@@ -472,11 +472,13 @@ def cmd_restore(live, snap, ops):
                 if kind == "rm":
                     continue  # its folder is gone already
                 raise
-            try:
-                sfd, sname = parent_of(sroot, rel)
-            except BaseException:
-                os.close(pfd)
-                raise
+            sfd = sname = None
+            if kind != "rm":  # a removal needs nothing of the snapshot
+                try:
+                    sfd, sname = parent_of(sroot, rel)
+                except BaseException:
+                    os.close(pfd)
+                    raise
             try:
                 if kind == "rm":
                     remove_at(pfd, name)
@@ -506,7 +508,8 @@ def cmd_restore(live, snap, ops):
                     fail(1, "unknown restore operation %r" % kind)
             finally:
                 os.close(pfd)
-                os.close(sfd)
+                if sfd is not None:
+                    os.close(sfd)
         st = os.fstat(sroot)
         os.utime(root, ns=(st.st_atime_ns, st.st_mtime_ns))
     except (OSError, Refused) as e:

@@ -16,8 +16,10 @@ for every regular file whose modification second is ``T`` or later (git calls th
 the SHA-256 of its content beside the time (``S+SHA256``). The diff applies the same rule to the
 live file with the same ``T``, so such a file is compared by content. A file whose second is
 before ``T`` and that changes later gets a later second: its time shows the change. What this
-cannot see is a write that also sets the old second back by hand (``touch -d``); the python3
-helper's nanoseconds see a little more of that. A folder's time is compared to the second (an
+cannot see is content that arrives with an old second of the same size: a write that sets the
+time back by hand (``touch -d``), or a file moved in by ``mv``, ``cp -p``, ``tar x`` or
+``rsync -t`` over another of the same size and second (two such files swapped); the python3
+helper's nanoseconds see most of that. A folder's time is compared to the second (an
 entry added or removed is seen by itself). A symlink's time is not recorded (BusyBox's
 ``touch`` sets it to the second only): its MTIME is ``-+SHA256`` of its target.
 
@@ -37,8 +39,14 @@ it is not copied again (the jobs are paused, web requests are not); a folder swa
 symlink while a restore runs may be followed (a restore refuses a symlink it finds on the way
 beforehand and removes one in a folder's place; ``find`` never follows one while listing); a
 symlink's
-own time is kept to the second and not compared (its target is); a snapshot costs a ``touch``
-per entry.
+own time is kept to the second and not compared (its target is); a restore copies hard links
+within a folder as separate files (link counts are not compared); a snapshot costs a ``touch``
+per entry, a name that needs escaping or a symlink a few processes (far slower than the helper
+on large folders).
+
+A listing is written as a stream (``find`` into ``awk``, no scratch file) ending in
+``#n COUNT``; a snapshot reads it back and fails unless the trailer counts every line (a full
+disk), and a diff refuses a listing without it (exit 4).
 
 Called as ``sh -c PROGRAM sh PROGRAM MODE ARGS...`` (the program passes its own text to the
 ``sh -c`` it starts from ``find -exec``); :data:`sitectl.stores.files.WAY_SH` does that when
@@ -70,6 +78,8 @@ export LC_ALL=C
 MAGIC='#sitectl-sh-listing'
 
 ENC_DEC
+# A hash is sha256sum's of the named file (it opens the file, under a timeout: a FIFO swapped in
+# never hangs the shell); GNU's puts a backslash before the hash of a name it escapes.
 # link NAME: $t = the target of the symlink NAME, exactly (a trailing newline kept).
 link() { t=$(readlink -- "$1" && echo x) || return 1; t=${t%x}; t=${t%?}; }
 
@@ -77,8 +87,10 @@ link() { t=$(readlink -- "$1" && echo x) || return 1; t=${t%x}; t=${t%?}; }
 # of the regular files that may need one; FMT turns them into records.
 STAT='%F|%a|%u:%g|%s|%Y|'
 FMT='BEGIN { FS = "|" }
+$0 == "#end" { ended = 1; next }
 substr($0, 1, 1) == "=" { hash[substr($0, index($0, "|") + 1)] = substr($1, 2); next }
 {
+  count++
   n = $0
   for (i = 0; i < 5; i++) n = substr(n, index(n, "|") + 1)
   rel = (n == ".") ? "" : substr(n, 3)
@@ -95,7 +107,8 @@ substr($0, 1, 1) == "=" { hash[substr($0, index($0, "|") + 1)] = substr($1, 2); 
   if (y == "f" && m + 0 >= T + 0) m = m "+" ((n in hash) ? hash[n] : "?")
   if (y == "l") m = "-+" ((n in hash) ? hash[n] : "?")
   printf "%s\t%s\t%s\t%s\t%s\t%s\n", y, $2, $3, (y == "d") ? "-" : $4, m, rel
-}'
+}
+END { if (TRAIL) { if (!ended) exit 3; printf "#n %d\n", count } }'
 WEIRD='*[! -~]*'
 # find's brace pair, spelled so that this text holds none: BusyBox find refuses an -exec ... + whose
 # other arguments (this program, passed to the children) hold one.
@@ -108,7 +121,7 @@ case $mode in
   _hash)
     for f; do
       [ -f "$f" ] && [ ! -h "$f" ] || continue
-      h=$(sha256sum < "$f" 2>/dev/null) || continue
+      h=$(timeout 10 sha256sum -- "$f" 2>/dev/null) || continue; h=${h#\\}
       enc "$f"; printf '=%s|%s\n' "${h%% *}" "$e"
     done
     exit 0 ;;
@@ -125,7 +138,7 @@ case $mode in
   _fhash)
     for f; do
       [ -f "$f" ] && [ ! -h "$f" ] || continue
-      h=$(sha256sum < "$f" 2>/dev/null) || continue
+      h=$(timeout 10 sha256sum -- "$f" 2>/dev/null) || continue; h=${h#\\}
       printf 'f %s  %s\0' "${h%% *}" "$f"
     done
     exit 0 ;;
@@ -137,32 +150,43 @@ case $mode in
     exit 0 ;;
 esac
 
-# lst DIR T SCRATCH: the records of DIR and everything in it, one per line (unsorted); files of
-# second T or later with their SHA-256. SCRATCH: a path prefix for two temporary files.
+# lst DIR T SCRATCH: the stat and hash lines of DIR and everything in it (unsorted; FMT makes
+# records of them), then "#end" when every step ran: a stream, so a full disk cannot shorten it
+# unseen. SCRATCH: a path prefix for the one temporary file (find -newer's reference).
 lst() (
   cd -- "$1" || exit 1
-  ref=$3.$$.ref raw=$3.$$.raw
-  trap 'rm -f -- "$ref" "$raw"' EXIT
+  ref=$3.$$.ref
+  trap 'rm -f -- "$ref"' EXIT
   touch -d "@$(($2 - 1))" -- "$ref" || exit 1
-  {
-    find . -type f -newer "$ref" -exec sh -c "$self" sh "$self" _hash "$EACH" + 2>/dev/null
-    find . -type l -exec sh -c "$self" sh "$self" _lhash "$EACH" + 2>/dev/null
-    find . ! -path "$WEIRD" ! -path '*\\*' -exec stat -c "$STAT%n" -- "$EACH" + 2>/dev/null
-    find . \( -path "$WEIRD" -o -path '*\\*' \) -exec sh -c "$self" sh "$self" _stat "$EACH" + 2>/dev/null
-    :
-  } > "$raw" || exit 1
-  awk -v T="$2" "$FMT" "$raw"
+  find . -type f -newer "$ref" -exec sh -c "$self" sh "$self" _hash "$EACH" + 2>/dev/null
+  find . -type l -exec sh -c "$self" sh "$self" _lhash "$EACH" + 2>/dev/null
+  find . ! -path "$WEIRD" ! -path '*\\*' -exec stat -c "$STAT%n" -- "$EACH" + 2>/dev/null
+  find . \( -path "$WEIRD" -o -path '*\\*' \) -exec sh -c "$self" sh "$self" _stat "$EACH" + 2>/dev/null
+  echo "#end"
 )
 
-# since LIST: $T = the second LIST's snapshot began, or exit 4 for a listing of another way.
+# rootlink DIR: the lines of DIR when it is a symlink (a link planted in the folder's place):
+# the link itself as the folder's entry, nothing below it (as the helper lists it).
+rootlink() {
+  link "$1" || exit 1
+  h=$(printf %s "$t" | sha256sum); printf '=%s|.\n' "${h%% *}"
+  s=$(stat -c "$STAT" -- "$1") || exit 1
+  printf '%s.\n#end\n' "$s"
+}
+
+# since LIST: $T = the second LIST's snapshot began, or exit 4 for a listing of another way or
+# a damaged one.
 since() {
-  T=
+  T=; magic=
+  [ -f "$1" ] && [ ! -h "$1" ] || { echo "no snapshot listing $1" >&2; exit 3; }
   IFS=' ' read -r magic T < "$1" 2>/dev/null || :
-  case $magic:$T in
-    "$MAGIC":*[!0-9]*|"$MAGIC":) echo "snapshot listing $1 is damaged (its first line); take this snapshot again" >&2; exit 4 ;;
-    "$MAGIC":*) ;;
+  bad=
+  case $magic in
+    "$MAGIC") case $T in ''|0*|*[!0-9]*|??????????????*) bad=1 ;; esac ;;
+    '#'*|'') bad=1 ;;
     *) echo "snapshot listing $1 was recorded by sitectl's python3 helper, and this container's userland record now says sh (no python3 3.7 or newer); take this snapshot again" >&2; exit 4 ;;
   esac
+  if [ -n "$bad" ]; then echo "snapshot listing $1 is damaged (its first line); take this snapshot again" >&2; exit 4; fi
 }
 
 # copytimes SRC DST: the times of SRC and everything in it onto their copies in DST (BusyBox's
@@ -180,10 +204,11 @@ copytimes() {
 # onway BASE REL: exit 1 when a folder on the way from BASE to REL (REL's last name left out)
 # is a symlink or not a folder, or REL leaves BASE: nothing is written through a planted link.
 onway() {
-  case /$2/ in */../*|*/./*|*//*) echo "$2 is not a path below ${1:-/}" >&2; exit 1 ;; esac
+  case /$2/ in */../*|*/./*) echo "$2 is not a path below ${1:-/}" >&2; exit 1 ;; esac
   p=$1 rest=$2
   while :; do
     case $rest in */*) c=${rest%%/*}; rest=${rest#*/} ;; *) return 0 ;; esac
+    [ -n "$c" ] || continue
     p=$p/$c
     if [ -h "$p" ] || [ ! -d "$p" ]; then
       echo "$p is not a folder (a symlink or a file where a folder is expected): not followed" >&2; exit 1
@@ -203,8 +228,14 @@ case $mode in
     rm -rf -- "$snap" "$4" "$list" "$list.new" && mkdir -p -- "$snap" || exit 1
     T=$(date +%s) || exit 1
     if [ -d "$live" ]; then cp -a -- "$live/." "$snap/" && copytimes "$live" "$snap" || exit 1; fi
-    { printf '%s %s\n' "$MAGIC" "$T" && lst "$snap" "$T" "$list"; } > "$list.new" \
-      && mv -f -- "$list.new" "$list" || { rm -f -- "$list.new"; exit 1; }
+    { printf '%s %s\n' "$MAGIC" "$T" && lst "$snap" "$T" "$list" | awk -v T="$T" -v TRAIL=1 "$FMT"; } > "$list.new"
+    # Read back: the trailer, and as many records as it counts (a full disk shows here).
+    n=$(tail -n 1 "$list.new" 2>/dev/null); lines=$(wc -l < "$list.new" 2>/dev/null)
+    case $n in "#n "[0-9]*) n=${n#"#n "} ;; *) n=-9 ;; esac
+    if [ "$((n + 2))" != "$lines" ]; then
+      rm -f -- "$list.new"; echo "the listing of $snap could not be written whole (disk full?): df -h $(dirname -- "$list")" >&2; exit 1
+    fi
+    mv -f -- "$list.new" "$list" || { rm -f -- "$list.new"; exit 1; }
     du -sb -- "$snap" | cut -f1 ;;
   diff)  # (LIVE LIST OLD)...
     while [ $# -ge 3 ]; do
@@ -214,37 +245,48 @@ case $mode in
         echo "no snapshot listing $list" >&2; exit 3
       fi
       since "$list"
-      now=$list.$$.now
-      if [ -d "$live" ]; then lst "$live" "$T" "$list" > "$now" || { rm -f -- "$now"; exit 1; }; else : > "$now"; fi
-      awk 'NR == FNR { if (FNR > 1) rec[$0] = 1; next }
-           ($0 in rec) { delete rec[$0]; next }
-           { print }
-           END { for (r in rec) print "\t" r }' "$list" "$now" | hex
-      rm -f -- "$now"
+      out=$( {
+          if [ -h "$live" ]; then rootlink "$live"
+          elif [ -d "$live" ]; then lst "$live" "$T" "$list"
+          else echo "#end"; fi
+        } | awk -v T="$T" -v TRAIL=1 "$FMT" | awk '
+        NR == FNR { if (FNR == 1) next; if ($0 ~ /^#n /) { whole = 1; next }; rec[$0] = 1; next }
+        $0 ~ /^#n / { seen = 1; next }
+        ($0 in rec) { delete rec[$0]; next }
+        { print }
+        END { if (!whole) exit 4; if (!seen) exit 3; for (r in rec) print "\t" r }' "$list" -)
+      case $? in
+        0) ;;
+        4) echo "snapshot listing $list is incomplete (no trailer); take this snapshot again" >&2; exit 4 ;;
+        *) echo "listing $live did not finish (disk full, or a command missing?)" >&2; exit 1 ;;
+      esac
+      if [ -n "$out" ]; then printf '%s\n' "$out" | hex; fi
       echo @@
       shift 3
     done ;;
   check)  # LIVE LIST PATH... (escaped "./REL")
-    live=$1; since "$2"; list=$2; shift 2
+    live=$1; since "$2"; shift 2
+    if [ -h "$live" ]; then exit 0; fi  # a link in the folder's place: nothing of it is listed
     cd -- "$live" 2>/dev/null || exit 0
-    raw=$list.$$.check
-    for a; do
+    out=$(for a; do
       dec "$a"
       s=$(stat -c "$STAT" -- "$r" 2>/dev/null) || continue
       enc "$r"
       case $s in
         regular*) sec=${s%|}; sec=${sec##*|}
-          if [ "$sec" -ge "$T" ] && h=$(sha256sum < "$r" 2>/dev/null); then printf '=%s|%s\n' "${h%% *}" "$e"; fi ;;
+          if [ "$sec" -ge "$T" ] && [ ! -h "$r" ] && h=$(timeout 10 sha256sum -- "$r" 2>/dev/null); then
+            h=${h#\\}
+            printf '=%s|%s\n' "${h%% *}" "$e"; fi ;;
         symbolic*) link "$r" && h=$(printf %s "$t" | sha256sum) && printf '=%s|%s\n' "${h%% *}" "$e" ;;
       esac
       printf '%s%s\n' "$s" "$e"
-    done > "$raw" || { rm -f -- "$raw"; exit 1; }
-    awk -v T="$T" "$FMT" "$raw" | hex
-    rm -f -- "$raw" ;;
+    done | awk -v T="$T" "$FMT") || exit 1
+    if [ -n "$out" ]; then printf '%s\n' "$out" | hex; fi ;;
   fingerprint)  # DIR
+    if [ -h "$1" ]; then exit 0; fi  # a link in the folder's place: nothing of it is read
     cd -- "$1" 2>/dev/null || exit 0
     {
-      find . -type f ! -path "$WEIRD" ! -path '*\\*' -exec sha256sum -- "$EACH" + 2>/dev/null | sed 's/^/f /' | tr '\n' '\000'
+      find . -type f ! -path "$WEIRD" ! -path '*\\*' -exec timeout 300 sha256sum -- "$EACH" + 2>/dev/null | sed 's/^/f /' | tr '\n' '\000'
       find . -type f \( -path "$WEIRD" -o -path '*\\*' \) -exec sh -c "$self" sh "$self" _fhash "$EACH" + 2>/dev/null
       find . -type l -exec sh -c "$self" sh "$self" _flink "$EACH" + 2>/dev/null
       find . -type d ! -path "$WEIRD" ! -path '*\\*' -exec stat -c 'd %a %n' -- "$EACH" + 2>/dev/null | tr '\n' '\000'
@@ -266,7 +308,8 @@ case $mode in
         cp) rm -rf -- "$t"; cp -a -- "$snap/$rel" "$t" && copytimes "$snap/$rel" "$t" || exit 1 ;;
         dir) notlink "$t"; mkdir -p -- "$t" && chmod "$(stat -c %a -- "$snap/$rel")" "$t" \
                && chown "$(stat -c %u:%g -- "$snap/$rel")" "$t" || exit 1 ;;
-        time) touch -h -r "$snap/$rel" -- "$t" || exit 1 ;;
+        time) if [ -h "$snap/$rel" ]; then s=$(stat -c %Y -- "$snap/$rel") && touch -h -d "@$s" -- "$t" || exit 1
+              else touch -h -r "$snap/$rel" -- "$t" || exit 1; fi ;;
         *) echo "unknown restore operation $op" >&2; exit 1 ;;
       esac
     done

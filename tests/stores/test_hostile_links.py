@@ -37,7 +37,7 @@ def way(request, busybox_path, tmp_path):
 
     def run(mode, *args):
         return subprocess.run(helper_argv(mode, *args, record=rec), capture_output=True, text=True, env=env)
-    run.name = request.param
+    run.name, run.env = request.param, env
     return run
 
 
@@ -177,3 +177,69 @@ def test_a_folder_swapped_for_a_link_while_restores_run_never_reaches_outside(tm
     # With the attacker gone, a restore ends golden.
     assert restore(way, tmp_path, live) is None and is_golden(way, tmp_path, live), outcomes
     assert outside_state(outside) == before
+
+
+def test_an_entry_whose_type_changed_is_restored(tmp_path, way):
+    # A file replaced by a folder with content, a dangling symlink replaced likewise, a folder
+    # replaced by a file: each comes back as it was (a restore removes what is below a replaced
+    # entry with it; a snapshot's symlink lends its time without being followed).
+    live = tmp_path / "live"
+    live.mkdir()
+    (live / "file").write_text("a file")
+    os.symlink("nowhere", live / "dangling")
+    (live / "folder").mkdir()
+    (live / "folder" / "in").write_text("x")
+    snapshot(way, tmp_path, live)
+    for name in ("file", "dangling"):
+        os.unlink(live / name)
+        (live / name).mkdir()
+        (live / name / "inside").write_text("added below")
+    shutil.rmtree(live / "folder")
+    (live / "folder").write_text("now a file")
+    assert restore(way, tmp_path, live) is None
+    assert (live / "file").read_text() == "a file" and os.readlink(live / "dangling") == "nowhere"
+    assert (live / "folder" / "in").read_text() == "x" and is_golden(way, tmp_path, live)
+
+
+def test_a_folder_replaced_by_a_link_to_its_own_copy_is_seen(tmp_path, way):
+    # The link leads to the same content (plus a file): the folder is still a link, which a
+    # diff reports as such (not what is behind it), and a restore puts the real folder back.
+    live, outside = make_site(tmp_path)
+    snapshot(way, tmp_path, live)
+    copy = tmp_path / "copy"
+    shutil.copytree(live, copy, symlinks=True, copy_function=shutil.copy2)
+    (copy / "extra").write_text("x")
+    shutil.rmtree(live)
+    os.symlink(copy, live)
+    d = way("diff", str(live), str(tmp_path / "l.list0"), str(tmp_path / "old"))
+    changed, added, dirs, recorded = FilesStore._diff_text(_sections(d.stdout)[0])
+    assert "" in changed and "extra" not in added and "sessions/sess_a" in changed, (changed, added)
+    assert restore(way, tmp_path, live) is None
+    assert not os.path.islink(live) and is_golden(way, tmp_path, live) and (copy / "extra").exists()
+
+
+def test_a_listing_that_could_not_be_written_whole_is_refused(tmp_path, way):
+    # A file size limit (as a full disk would) cuts the listing short while the copy succeeds:
+    # the snapshot fails; a listing cut short afterwards is refused by the diff.
+    import resource
+    live = tmp_path / "live"
+    live.mkdir()
+    for i in range(200):
+        (live / f"file-with-a-long-name-{i:04d}").write_text("x")
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    if way.name == "sh":
+        argv = helper_argv("snapshot", str(live), str(tmp_path / "snap"), str(tmp_path / "l.list0"),
+                           str(tmp_path / "old"), record=str(tmp_path / "userland"))
+        way("probe")  # the record first (the limit applies to the snapshot only)
+        r = subprocess.run(argv, capture_output=True, text=True, env=way.env, preexec_fn=limited)
+        assert r.returncode != 0 and not (tmp_path / "l.list0").exists(), (r.returncode, r.stderr)
+    snapshot(way, tmp_path, live)
+    lst = tmp_path / "l.list0"
+    lst.write_bytes(lst.read_bytes()[:len(lst.read_bytes()) // 2])
+    d = way("diff", str(live), str(lst), str(tmp_path / "old"))
+    if way.name == "sh":
+        assert d.returncode == 4 and "take this snapshot again" in d.stderr, (d.returncode, d.stderr)
+    else:  # the helper's NUL-separated records: a cut record differs, its entry is listed
+        assert d.returncode == 0 and _sections(d.stdout) != [""]
