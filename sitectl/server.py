@@ -24,7 +24,7 @@ Every request that changes something, and the status API, needs the token:
 lease's holder resets and polls its own instance at ``/l/<lease id>/reset`` and ``/status``
 (the lease id is its credential: the server token is never handed out), and a leased instance
 is reset only through its lease. Tokens are compared in constant time (``hmac.compare_digest``)
-and never logged: logged paths show ``/t/***/`` and ``/l/***/``.
+and never logged (``redact``: ``/t/***/``, query values ``***``, lease ids as ``/l/AbCdEf.../``).
 """
 from __future__ import annotations
 

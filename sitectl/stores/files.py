@@ -1,8 +1,9 @@
 """Files store: folders inside the container (uploads, sessions, git repositories).
 
-* **Snapshot** ``NAME`` copies each folder with ``cp -a`` to
+* **Snapshot** ``NAME`` copies each folder (as ``cp -a`` would, with nanosecond times) to
   ``/var/lib/sitectl/snapshots/files/NAME/<n>/`` and records a listing of it (type, mode,
-  owner, size, modification time with nanoseconds, path) next to the copy.
+  owner, size, modification time: nanoseconds with the helper, seconds plus content hashes
+  with the sh way; path) next to the copy.
 * **Changes**: the live listing compared with the recorded one: files and folders changed,
   added or deleted. Git repositories are folders of files, so a push, a new branch or a deleted
   repository shows up as changed ref files, objects or folders; the deep fingerprint also
@@ -22,7 +23,9 @@ a second is not enough). Which of the two a container gets is detected once, by 
 command that runs in it, and recorded inside it (:data:`RECORD`: ``python PATH`` or ``sh``);
 every later command reads the record in the same ``docker exec`` (no extra round trip), a
 snapshot's manifest entry names it (``way``), and ``sitectl doctor`` shows it. With neither
-python3 nor the sh way's tools, a command exits 5 naming what to install.
+python3 nor the sh way's tools, the in-container command exits ``NO_WAY_IN`` (5) naming what
+to install, and a record naming a python3 that is gone ``STALE_RECORD`` (6); the store raises
+:class:`~sitectl.errors.StoreError` (sitectl exits 9).
 
 No shell command is ever built from input: fixed scripts take paths as arguments.
 """

@@ -1,4 +1,5 @@
-"""The files store's sh way: the same five modes as :mod:`sitectl.stores.files_helper`, as one
+"""The files store's sh way: the helper's five working modes (:mod:`sitectl.stores.files_helper`;
+``probe`` is :data:`sitectl.stores.files.WAY_SH`'s), as one
 POSIX ``sh`` program for a container that has no python3 3.7 or newer.
 
 It uses only what BusyBox 1.35 offers on WebArena's Alpine 3.16 images and GNU offers

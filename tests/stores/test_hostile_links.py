@@ -1,6 +1,6 @@
 """The files store treats the application's tree as hostile (issue 18, item 1): a symlink the
 web user plants where a folder was (the store's own folder, a subfolder, a folder on the way)
-is never followed by a snapshot, a restore or a check; a restore removes the link and puts the
+is never followed by a snapshot or a restore; a restore removes the link and puts the
 folder back; a path that leaves the folder (``..``) is refused; a folder swapped for a link
 while restores run (a race, repeated) never lets one write, remove or chown anything outside.
 
