@@ -26,9 +26,9 @@ from sitectl.errors import DoctorFailed, SitectlError
 from sitectl.stack import Site
 from sitectl.stack.target import Target
 from sitectl.stores import ElasticsearchStore, session_for
+from sitectl.stores.files import PYTHONS, STALE_RECORD, parse_way
 from sitectl.stores.files import RECORD as FILES_RECORD
 from sitectl.stores.files import ROOT as FILES_ROOT
-from sitectl.stores.files import STALE_RECORD, parse_way
 from sitectl.stores.files import helper_argv as files_helper_argv
 from sitectl.stores.transport import ExecTransport, out_lines
 
@@ -46,7 +46,7 @@ printf 'os\t%s\n' "${os:-$(uname -s 2>/dev/null)}"
 f=$(command -v find 2>/dev/null)
 printf 'find\t%s\n' "$(readlink -f "$f" 2>/dev/null || printf '%s' "$f")"
 if find / -maxdepth 0 -printf '' >/dev/null 2>&1; then printf 'gnu_find\tyes\n'; else printf 'gnu_find\tno\n'; fi
-for py in python3 /opt/gitlab/embedded/bin/python3; do
+for py in PYTHONS; do
   if command -v "$py" >/dev/null 2>&1; then
     printf 'python\t%s\t%s\n' "$(command -v "$py")" "$("$py" -E -s -S -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>&1 | head -1)"
     break
@@ -71,7 +71,7 @@ printf 'mem\t%s\n' "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/n
 for p in cron crond; do pgrep -x "$p" >/dev/null 2>&1 && printf 'running\t%s\n' "$p"; done
 pgrep -f 'sidekiq [0-9]' >/dev/null 2>&1 && printf 'running\tsidekiq\n'
 exit 0
-""".replace("DU_SECONDS", str(DU_SECONDS)).replace("SNAPSHOT_ROOT", FILES_ROOT)
+""".replace("DU_SECONDS", str(DU_SECONDS)).replace("SNAPSHOT_ROOT", FILES_ROOT).replace("PYTHONS", PYTHONS)
 
 #: SQL that gives the server's version and the database's size in bytes.
 VERSION_SQL = {

@@ -121,23 +121,32 @@ def _parse_yaml(path: Path, text: str, loader_class) -> tuple[object, yaml.Node 
         yaml.YAMLError: malformed YAML; StackError: a key given twice.
     """
     node = yaml.compose(text, Loader=loader_class)
-    _bounded(path, node)
-    _no_duplicate_keys(path, node, set())
+    _check_nodes(path, node)
     return yaml.load(text, Loader=loader_class), node
 
 
-def _bounded(path: Path, node) -> None:
-    """Refuse a node tree whose aliases expand to more than :data:`MAX_YAML_NODES` nodes. Each
-    node's expanded size is counted once (shared nodes memoised), so the count itself is linear
-    in the file."""
+def _check_nodes(path: Path, node) -> None:
+    """One walk of the node tree: a key given twice in one mapping is an error (YAML loaders
+    keep the last silently), and so is a tree whose aliases expand to more than
+    :data:`MAX_YAML_NODES` nodes. Each node is visited once (a node reached again through an
+    alias counts its memoised size), so the walk is linear in the file."""
     sizes: dict[int, int] = {}
 
     def size(n) -> int:
         if id(n) in sizes:
             return sizes[id(n)]
         sizes[id(n)] = 1  # a node that holds itself (a recursive alias) counts once
-        kids = [x for kv in n.value for x in kv] if isinstance(n, yaml.MappingNode) else \
-            n.value if isinstance(n, yaml.SequenceNode) else []
+        if isinstance(n, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for k, _ in n.value:
+                if isinstance(k, yaml.ScalarNode):
+                    if k.value in seen:
+                        raise StackError(f"{path}:{k.start_mark.line + 1}: key {k.value!r} given twice "
+                                         f"(first at line {seen[k.value]})")
+                    seen[k.value] = k.start_mark.line + 1
+            kids = [x for kv in n.value for x in kv]
+        else:
+            kids = n.value if isinstance(n, yaml.SequenceNode) else []
         total = 1 + sum(size(k) for k in kids)
         sizes[id(n)] = total
         if total > MAX_YAML_NODES:
@@ -150,26 +159,6 @@ def _bounded(path: Path, node) -> None:
             size(node)
         except RecursionError:
             raise StackError(f"{path}: nested too deeply") from None
-
-
-def _no_duplicate_keys(path: Path, node, seen_nodes: set) -> None:
-    """A key given twice in one mapping is an error (YAML loaders keep the last silently). A
-    node reached again through an alias is not walked twice."""
-    if id(node) in seen_nodes:
-        return
-    seen_nodes.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        seen = {}
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode):
-                if k.value in seen:
-                    raise StackError(f"{path}:{k.start_mark.line + 1}: key {k.value!r} given twice "
-                                     f"(first at line {seen[k.value]})")
-                seen[k.value] = k.start_mark.line + 1
-            _no_duplicate_keys(path, v, seen_nodes)
-    elif isinstance(node, yaml.SequenceNode):
-        for v in node.value:
-            _no_duplicate_keys(path, v, seen_nodes)
 
 
 def _validation_error(path: Path, node, err: ValidationError, what: str) -> StackError:

@@ -56,6 +56,10 @@ STALE_RECORD = 6
 SH_TOOLS = ("find", "stat", "sha256sum", "od", "awk", "tr", "sed", "cut", "cp", "rm", "mkdir", "mv", "touch",
             "timeout", "tail", "wc", "dirname", "chmod", "chown", "readlink", "date", "du")
 
+#: Where the helpers look for a python3, in order: PATH's, then GitLab's omnibus one (its only
+#: python3; research/real-images.md, section 1.7).
+PYTHONS = "python3 /opt/gitlab/embedded/bin/python3"
+
 #: Exit code of the stub below when the Python it runs on is older than the helper needs.
 TOO_OLD = 96
 #: Runs the helper's text (argv[1]) on a Python 3.7 or newer; exits TOO_OLD on an older one
@@ -76,14 +80,14 @@ STUB_PY = (
 # way in (its helper has no sh twin).
 PYTHON_SH = r"""
 stub=$1; h=$2; shift 2
-for py in python3 /opt/gitlab/embedded/bin/python3; do
+for py in PYTHONS; do
   p=$(command -v "$py" 2>/dev/null) || continue
   [ -f "$p" ] && [ -x "$p" ] || continue
   "$p" -E -s -S -c "$stub" "$h" "$@"
   rc=$?
   [ "$rc" -eq TOO_OLD ] || exit "$rc"
 done
-""".replace("TOO_OLD", str(TOO_OLD))
+""".replace("TOO_OLD", str(TOO_OLD)).replace("PYTHONS", PYTHONS)
 
 # $1 = the stub, $2 = the helper's text, $3 = the sh way's program, $4 = the userland record,
 # then the mode and its arguments. The way is detected once per container and recorded in $4
@@ -104,7 +108,7 @@ case $way in
   sh) ;;
   *)
     way=
-    for py in python3 /opt/gitlab/embedded/bin/python3; do
+    for py in PYTHONS; do
       p=$(command -v "$py" 2>/dev/null) || continue
       [ -f "$p" ] && [ -x "$p" ] || continue
       if "$p" -E -s -S -c "$stub" "$h" probe >/dev/null 2>&1; then way=python; wpy=$p; break; fi
@@ -124,7 +128,8 @@ case $1 in snapshot|probe) printf '@way %s %s\n' "$way" "$wpy" ;; esac
 [ "$way" = python ] && exec "$wpy" -E -s -S -c "$stub" "$h" "$@"
 [ "$1" = probe ] && exit 0
 exec sh -c "$prog" sh "$prog" "$@"
-""".replace("STALE", str(STALE_RECORD)).replace("NO_WAY", str(NO_WAY_IN)).replace("TOOLS", " ".join(SH_TOOLS))
+""".replace("STALE", str(STALE_RECORD)).replace("NO_WAY", str(NO_WAY_IN)).replace("TOOLS", " ".join(SH_TOOLS)) \
+    .replace("PYTHONS", PYTHONS)
 #: The modes both ways offer (``probe`` only detects, records and prints the way).
 MODES = ("snapshot", "diff", "check", "fingerprint", "restore", "probe")
 
@@ -261,15 +266,13 @@ class FilesStore(Store):
     def snapshot(self, name: str) -> dict:
         """Copy every folder as ``name``; the result names the way the container's userland
         record chose (``way``: ``python /path/to/python3`` or ``sh``)."""
-        size, ways = 0, set()
+        size, way = 0, ""
         for i, p in enumerate(self.paths):
             out = self.transport.run(helper_argv("snapshot", p, self._snap(name, i), self._list_file(name, i),
                                                  self._old_list_file(name, i)), f"snapshot {p}")
-            way, py = parse_way(out)
-            ways.add(f"{way} {py}".strip())
+            way = " ".join(x for x in parse_way(out) if x)  # one container, one recorded way
             size += int(([x for x in out_lines(out.strip()) if not x.startswith("@way ")] or ["0"])[-1] or 0)
-        return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths,
-                "way": " ".join(sorted(ways))}
+        return {"fingerprint": self.fingerprint(name), "size": size, "paths": self.paths, "way": way}
 
     def detect_requests(self, name: str) -> list:
         # One command for all the folders: one interpreter start inside the container.

@@ -79,10 +79,16 @@ export LC_ALL=C
 MAGIC='#sitectl-sh-listing'
 
 ENC_DEC
-# A hash is sha256sum's of the named file (it opens the file, under a timeout: a FIFO swapped in
-# never hangs the shell); GNU's puts a backslash before the hash of a name it escapes.
 # link NAME: $t = the target of the symlink NAME, exactly (a trailing newline kept).
 link() { t=$(readlink -- "$1" && echo x) || return 1; t=${t%x}; t=${t%?}; }
+# filehash NAME: $h = the SHA-256 of the regular file NAME (sha256sum opens it, under a timeout:
+# a FIFO swapped in never hangs the shell; GNU's puts a backslash before the hash of a name it
+# escapes). linkhash NAME: $h = the SHA-256 of the symlink NAME's target.
+filehash() {
+  [ -f "$1" ] && [ ! -h "$1" ] && h=$(timeout 10 sha256sum -- "$1" 2>/dev/null) || return 1
+  h=${h#\\}; h=${h%% *}
+}
+linkhash() { link "$1" || return 1; h=$(printf %s "$t" | sha256sum); h=${h%% *}; }
 
 # A stat line KIND|MODE|U:G|SIZE|SECONDS|NAME (NAME escaped) and, first, "=SHA256|NAME" lines
 # of the regular files that may need one; FMT turns them into records.
@@ -120,14 +126,10 @@ case $mode in
     for f; do s=$(stat -c "$STAT" -- "$f" 2>/dev/null) || continue; enc "$f"; printf '%s%s\n' "$s" "$e"; done
     exit 0 ;;
   _hash)
-    for f; do
-      [ -f "$f" ] && [ ! -h "$f" ] || continue
-      h=$(timeout 10 sha256sum -- "$f" 2>/dev/null) || continue; h=${h#\\}
-      enc "$f"; printf '=%s|%s\n' "${h%% *}" "$e"
-    done
+    for f; do filehash "$f" || continue; enc "$f"; printf '=%s|%s\n' "$h" "$e"; done
     exit 0 ;;
   _lhash)
-    for f; do link "$f" || continue; h=$(printf %s "$t" | sha256sum); enc "$f"; printf '=%s|%s\n' "${h%% *}" "$e"; done
+    for f; do linkhash "$f" || continue; enc "$f"; printf '=%s|%s\n' "$h" "$e"; done
     exit 0 ;;
   _times)  # DST NAME...: each NAME's times (nanoseconds) onto DST/NAME; a symlink's to the second
     dst=$1; shift
@@ -137,11 +139,7 @@ case $mode in
     done
     exit 0 ;;
   _fhash)
-    for f; do
-      [ -f "$f" ] && [ ! -h "$f" ] || continue
-      h=$(timeout 10 sha256sum -- "$f" 2>/dev/null) || continue; h=${h#\\}
-      printf 'f %s  %s\0' "${h%% *}" "$f"
-    done
+    for f; do filehash "$f" || continue; printf 'f %s  %s\0' "$h" "$f"; done
     exit 0 ;;
   _flink)
     for f; do link "$f" || continue; printf 'l %s\0%s\0' "$f" "$t"; done
@@ -169,8 +167,8 @@ lst() (
 # rootlink DIR: the lines of DIR when it is a symlink (a link planted in the folder's place):
 # the link itself as the folder's entry, nothing below it (as the helper lists it).
 rootlink() {
-  link "$1" || exit 1
-  h=$(printf %s "$t" | sha256sum); printf '=%s|.\n' "${h%% *}"
+  linkhash "$1" || exit 1
+  printf '=%s|.\n' "$h"
   s=$(stat -c "$STAT" -- "$1") || exit 1
   printf '%s.\n#end\n' "$s"
 }
@@ -275,10 +273,8 @@ case $mode in
       enc "$r"
       case $s in
         regular*) sec=${s%|}; sec=${sec##*|}
-          if [ "$sec" -ge "$T" ] && [ ! -h "$r" ] && h=$(timeout 10 sha256sum -- "$r" 2>/dev/null); then
-            h=${h#\\}
-            printf '=%s|%s\n' "${h%% *}" "$e"; fi ;;
-        symbolic*) link "$r" && h=$(printf %s "$t" | sha256sum) && printf '=%s|%s\n' "${h%% *}" "$e" ;;
+          if [ "$sec" -ge "$T" ] && filehash "$r"; then printf '=%s|%s\n' "$h" "$e"; fi ;;
+        symbolic*) linkhash "$r" && printf '=%s|%s\n' "$h" "$e" ;;
       esac
       printf '%s%s\n' "$s" "$e"
     done | awk -v T="$T" "$FMT") || exit 1
