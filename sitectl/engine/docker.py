@@ -108,14 +108,24 @@ class DockerEngine(Engine):
             return False
 
     def running_execs(self, name: str) -> int:
-        """How many ``docker exec`` processes run in container ``name`` now (its ``ExecIDs``,
-        which the engine lists only while they run); 0 when the container is gone."""
+        """How many ``docker exec`` processes run in container ``name`` now; 0 when the container
+        is gone. The container's ``ExecIDs`` also hold execs that were created and never started
+        (a sitectl killed between the Engine API's create and start leaves one, listed until the
+        engine's clean-up minutes later): each is asked (``GET /exec/ID/json``, ``Running``) on
+        the local socket; where the engine cannot be asked so, every listed exec counts."""
         try:
-            return len(self.docker.container.inspect(name).exec_ids or [])
+            ids = self.docker.container.inspect(name).exec_ids or []
         except _errors().NoSuchContainer:
             return 0
         except _errors().DockerException as e:
             raise EngineError(f"docker inspect {name} failed: {_one_line(e)}") from None
+        if not ids or self._own_client:  # another engine than the local socket's: cannot ask
+            return len(ids)
+        running = 0
+        for exec_id in ids:
+            got = _api_get(f"/exec/{exec_id}/json") if re.fullmatch(r"[0-9a-f]{1,128}", exec_id) else None
+            running += 1 if not isinstance(got, dict) else bool(got.get("Running"))
+        return running
 
     # -- images -------------------------------------------------------------------------
     def image_exists(self, tag: str) -> bool:

@@ -173,3 +173,22 @@ def test_an_exit_code_that_never_comes_is_a_timeout(tmp_path, monkeypatch):
     FakeEngine(sock, OK_HEAD + _frame(1, b"x"), inspect=b'{"Running": false, "ExitCode": true}')
     monkeypatch.setenv("DOCKER_HOST", f"unix://{sock}")
     assert DockerEngine().exec("any", ["true"], timeout=2) == (124, "timed out after 2 s")
+
+
+def test_an_exec_created_and_never_started_is_no_running_command(box, engine):
+    # A sitectl killed between the Engine API's exec create and start leaves an exec the
+    # container lists (ExecIDs) until the engine's clean-up: it runs nothing, so a recovery
+    # must not wait for it. A started one counts while it runs.
+    created = docker_engine._api_call("POST", f"/containers/{box}/exec", {"Cmd": ["sleep", "30"]},
+                                      time.monotonic() + 10)
+    assert created is not None and docker_engine._status(created[0]) == b"201", created
+    assert engine.docker.container.inspect(box).exec_ids  # listed...
+    assert engine.running_execs(box) == 0  # ...and not running
+    t = threading.Thread(target=engine.exec, args=(box, ["sleep", "3"]), daemon=True)
+    t.start()
+    deadline = time.monotonic() + 10
+    while engine.running_execs(box) != 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert engine.running_execs(box) == 1
+    t.join(20)
+    assert engine.running_execs(box) == 0
