@@ -3,6 +3,9 @@ scripts/bootstrap-engine.sh), real databases and real HTTP; nothing is mocked.""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 import textwrap
 
 import pytest
@@ -17,6 +20,23 @@ from sitectl.stack.target import Target, resolve_target
 # which a loaded 2-core CI machine or a first import inside a test would trip.
 settings.register_profile("sitectl", deadline=None)
 settings.load_profile("sitectl")
+
+# The suite's own state folder (manifests, journals, leases, login records), fresh per run:
+# what a killed earlier run or the machine's own instances left in ~/.local/share/sitectl
+# (an interrupted reset's journal, a lease) never reaches a test. Set before any test, so the
+# CLI run in-process and every subprocess (which inherit the environment) use it.
+# (Once per pytest process: this module is imported both as a conftest and as tests.conftest.)
+if os.environ.get("SITECTL_TEST_SUITE_PID") != str(os.getpid()):
+    os.environ["SITECTL_SNAPSHOTS_DIR"] = tempfile.mkdtemp(prefix="sitectl-test-state-")
+    os.environ["SITECTL_TEST_SUITE_PID"] = str(os.getpid())
+_STATE = os.environ["SITECTL_SNAPSHOTS_DIR"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _suite_state_folder():
+    yield _STATE
+    shutil.rmtree(_STATE, ignore_errors=True)
+
 
 MINI_HOST = "127.0.0.1"
 
@@ -66,6 +86,13 @@ def scratch_stack(tmp_path, engine):
     """
     made = []
 
+    def clear():
+        for c in engine.containers({"sitectl.instance": str(SCRATCH_INSTANCE)}):
+            engine.remove(c.name)
+        engine.remove_network(f"sitectl-i{SCRATCH_INSTANCE}")
+
+    clear()  # what a killed earlier run left (its copies are listed by no manifest of this run)
+
     def write(text: str, name: str = "stack.yaml"):
         p = tmp_path / name
         p.write_text(textwrap.dedent(text))
@@ -73,9 +100,7 @@ def scratch_stack(tmp_path, engine):
         return p
 
     yield write
-    for c in engine.containers({"sitectl.instance": str(SCRATCH_INSTANCE)}):
-        engine.remove(c.name)
-    engine.remove_network(f"sitectl-i{SCRATCH_INSTANCE}")
+    clear()
 
 
 @pytest.fixture
