@@ -106,6 +106,17 @@ class LoginError(SitectlError):
         super().__init__(f"{site}: login failed: {detail}")
 
 
+class NoLoginForm(LoginError):
+    """The site answered, but not with its login form where the driver expects it (a wrong base
+    URL, another application on the port, a page the site changed): no credentials were sent,
+    so none were refused (``sitectl login`` reports ``no_login_form``)."""
+
+
+class LoginNotApplied(LoginError):
+    """The login form accepted the account, but no session came of it (no session cookie, or the
+    site still shows the login): ``sitectl login`` reports ``login_not_applied``."""
+
+
 class VerifyFailed(SitectlError):
     """``sitectl verify`` found at least one failing check."""
 

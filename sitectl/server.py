@@ -32,6 +32,7 @@ import hmac
 import json
 import re
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -48,21 +49,78 @@ MAX_BODY = 64 * 1024
 
 
 class ResetServer(ThreadingHTTPServer):
-    """The HTTP server; ``pool``, ``token`` and ``reset_wait`` (s) are set by :func:`make_server`."""
+    """The HTTP server; ``pool``, ``token`` and ``reset_wait`` (s) are set by :func:`make_server`.
+
+    Under a crowd: the kernel queues up to ``request_queue_size`` connections (``listen(2)``'s
+    backlog, capped by ``net.core.somaxconn``: 4096 on Linux 5.4+) while at most
+    ``max_handlers`` requests are served at once; a connection waits in that queue for a free
+    handler instead of being refused or reset. Only the one request that starts an instance's
+    reset waits for it (``reset_wait``); the others are answered at once (418, 409), so the
+    handlers turn over quickly. When half the handlers are busy, keep-alive is turned off so idle
+    connections cannot hold them (bench/serve.py ``--crowd`` measures 10 to 1,000 clients)."""
 
     daemon_threads = True
+    #: ``listen(2)`` backlog (the stdlib's default is 5: a burst of clients met resets and refusals).
+    request_queue_size = 1024
+    #: Requests served at once (handler threads); further connections wait in the backlog.
+    max_handlers = 64
     pool: Pool
     token: str
     reset_wait: float
     public_base: str
     log = None
 
+    def __init__(self, address: tuple[str, int], handler, max_handlers: int | None = None):
+        if max_handlers is not None:
+            self.max_handlers = max_handlers
+        super().__init__(address, handler)
+
+    def server_activate(self) -> None:
+        self._free = threading.BoundedSemaphore(self.max_handlers) if self.max_handlers else None
+        self._busy = 0
+        self._busy_lock = threading.Lock()
+        super().server_activate()
+
+    def process_request(self, request, client_address) -> None:
+        # Blocks the accept loop while every handler is busy (the kernel keeps queueing); polled so
+        # that shutdown() is still seen.
+        while self._free is not None and not self._free.acquire(timeout=0.5):
+            if getattr(self, "_BaseServer__shutdown_request", False):
+                self.shutdown_request(request)
+                return
+        with self._busy_lock:
+            self._busy += 1
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._done()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._done()
+
+    def _done(self) -> None:
+        with self._busy_lock:
+            self._busy -= 1
+        if self._free is not None:
+            self._free.release()
+
+    def crowded(self) -> bool:
+        """True when half the handlers or more are busy (responses then close their connection)."""
+        return bool(self.max_handlers) and self._busy * 2 >= self.max_handlers
+
 
 def make_server(pool: Pool, token: str, bind: tuple[str, int] = ("127.0.0.1", 7565), reset_wait: float = 30.0,
-                log=sys.stderr, public_url: str | None = None) -> ResetServer:
+                log=sys.stderr, public_url: str | None = None, server_class: type[ResetServer] = ResetServer
+                ) -> ResetServer:
     """Build (not start) the server on ``bind``; ``serve_forever()`` runs it. ``public_url``
     is the base URL clients reach it at (default: ``http://<bind address>:<port>``), used in the
-    reset URLs a lease hands out.
+    reset URLs a lease hands out. Handlers: ``server_class.max_handlers``, and at least two per
+    instance plus 16 (a reset's waiting request and a status poll per instance stay possible
+    while every instance resets); ``server_class`` is for benchmarks of other settings.
 
     Raises:
         ValueError: an empty token.
@@ -70,7 +128,8 @@ def make_server(pool: Pool, token: str, bind: tuple[str, int] = ("127.0.0.1", 75
     """
     if not token:
         raise ValueError("the reset server needs a non-empty token")
-    srv = ResetServer(bind, Handler)
+    cap = server_class.max_handlers
+    srv = server_class(bind, Handler, max(cap, 2 * len(pool.slots) + 16) if cap else cap)
     srv.pool, srv.token, srv.reset_wait, srv.log = pool, token, reset_wait, log
     host, port = srv.server_address[:2]
     srv.public_base = (public_url or f"http://{host}:{port}").rstrip("/")
@@ -91,7 +150,7 @@ def redact(line: str, token: str) -> str:
 class Handler(BaseHTTPRequestHandler):
     server: ResetServer
     protocol_version = "HTTP/1.1"
-    timeout = 30  # an idle keep-alive connection does not hold a thread forever
+    timeout = 10  # seconds a connection may idle (keep-alive) or stall mid-request before it is closed
 
     # -- plumbing ----------------------------------------------------------------------------
     def log_message(self, fmt, *args):  # the token must never reach a log
@@ -101,6 +160,8 @@ class Handler(BaseHTTPRequestHandler):
     def _send(self, code: int, body, content_type: str | None = None) -> None:
         if not getattr(self, "_body_read", False) and self.headers.get("Content-Length", "0").strip() not in ("", "0"):
             self.close_connection = True  # an unread body must not be parsed as the next request
+        if self.server.crowded():
+            self.close_connection = True  # under a crowd an idle keep-alive connection must not hold a handler
         if isinstance(body, (dict, list)):
             data, content_type = json.dumps(body, default=str).encode(), "application/json"
         else:
@@ -109,6 +170,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type or "text/plain; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
 

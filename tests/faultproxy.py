@@ -1,6 +1,6 @@
 """A real HTTP reverse proxy in front of a real site, that misbehaves on purpose: it answers
 502 to the first N requests, or to every other request (a flapping site), or drops the Cookie header of requests to some paths (the site
-then sees a logged-out browser). Used to test how sitectl tells a failing site from an expired
+then sees a logged-out browser), or answers some paths itself (a backend that answers wrongly). Used to test how sitectl tells a failing site from an expired
 or unapplied login. Everything behind it is the real replica; only the faults are made here."""
 from __future__ import annotations
 
@@ -20,16 +20,20 @@ class FaultProxy:
         fail_first: how many requests get 502 before the proxy starts forwarding.
         flap: every other request gets 502 (the 2nd, 4th, ...), for ever.
         drop_cookies_on: path prefixes whose requests are forwarded without their cookies.
+        answer: path prefix -> (status, content type, body) answered instead of forwarding (a
+            backend that answers wrongly: a tile server's error page served with 200, a
+            geocoder with no results).
         seen: (method, path, status) of every request, in order.
     """
 
     def __init__(self, upstream: str, fail_first: int = 0, drop_cookies_on: tuple[str, ...] = (),
-                 flap: bool = False):
+                 flap: bool = False, answer: dict[str, tuple[int, str, bytes]] | None = None):
         self.upstream = upstream.rstrip("/")
         self.fail_first = fail_first
         self.flap = flap
         self.count = 0
         self.drop_cookies_on = drop_cookies_on
+        self.answer = answer or {}
         self.seen: list[tuple[str, str, int]] = []
         self._lock = threading.Lock()
         proxy = self
@@ -49,6 +53,15 @@ class FaultProxy:
                     self.send_header("Content-Length", "11")
                     self.end_headers()
                     self.wfile.write(b"Bad Gateway")
+                    return
+                canned = next((v for k, v in proxy.answer.items() if self.path.startswith(k)), None)
+                if canned:
+                    proxy.seen.append((self.command, self.path, canned[0]))
+                    self.send_response(canned[0])
+                    self.send_header("Content-Type", canned[1])
+                    self.send_header("Content-Length", str(len(canned[2])))
+                    self.end_headers()
+                    self.wfile.write(canned[2])
                     return
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
                 headers["Host"] = self.headers.get("Host", "")

@@ -280,3 +280,76 @@ def test_sitectl_serve_command(mini, tmp_path):
     tok.chmod(0o644)
     r = invoke(["serve", "--bind", f"127.0.0.1:{port}", "--token-file", str(tok)])
     assert r.exit_code == 2 and "readable by others" in r.output
+
+
+def test_a_crowd_of_a_thousand_clients_each_gets_an_answer_and_resets_never_overlap(mini, engine):
+    """Issue 18, item 4: 1,000 loopback clients connect at once (a barrier releases them), each
+    sends one request (three in four BrowserGym's ``GET /reset`` with the token, the rest ``GET
+    /status``) and reads the answer. Every client gets an HTTP answer of the protocol (no refused
+    or reset connection, no timeout), the resets of the instance never overlap (the pool's real
+    reset, wrapped to count how many run at once), and each 200 of ``/reset`` is one reset run."""
+    import http.client
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+    from sitectl.ops.pool import default_reset
+
+    running, seen = [0], {"most": 0, "runs": 0}
+    lock = threading.Lock()
+
+    def counted_reset(*args):
+        with lock:
+            running[0] += 1
+            seen["runs"] += 1
+            seen["most"] = max(seen["most"], running[0])
+        try:
+            return default_reset(*args)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    pool = Pool([mini], engine, reset_fn=counted_reset, sites={mini.instance: ["reddit"]})
+    srv = make_server(pool, TOKEN, ("127.0.0.1", 0), reset_wait=30, log=None)
+    th = threading.Thread(target=serve, args=(srv, 0.1), daemon=True)
+    th.start()
+    port = srv.server_address[1]
+    n = 1000
+    answers, errors = [], []
+    gate = threading.Barrier(n)
+
+    def client(i: int) -> None:
+        path = "/status" if i % 4 == 3 else f"/t/{TOKEN}/reset"
+        gate.wait()
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            c.request("GET", path)
+            r = c.getresponse()
+            r.read()
+            c.close()
+            with lock:
+                answers.append((path.rsplit("/", 1)[1], r.status))
+        except Exception as e:  # noqa: BLE001 - every failure is what this test counts
+            with lock:
+                errors.append(f"{type(e).__name__}: {e}")
+
+    old = threading.stack_size(256 * 1024)
+    clients = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(n)]
+    threading.stack_size(old)
+    try:
+        for t in clients:
+            t.start()
+        for t in clients:
+            t.join(180)
+        assert not any(t.is_alive() for t in clients), "clients still waiting after 180 s"
+        pool.wait(mini.instance, 120)
+    finally:
+        srv.shutdown()
+        th.join(10)
+    assert errors == [], errors[:5]
+    assert len(answers) == n
+    by = {(p, s) for p, s in answers}
+    assert by <= {("reset", 200), ("reset", 418), ("reset", 429), ("reset", 503), ("status", 200)}, by
+    assert seen["most"] == 1, seen
+    assert sum(1 for a in answers if a == ("reset", 200)) == seen["runs"] >= 1, seen
+    assert pool.slot(mini.instance).last_reset["ok"], pool.slot(mini.instance).last_reset

@@ -1,4 +1,4 @@
-"""``sitectl snapshot create|list|restore|export|import|delete``: named snapshots of the sites'
+"""``sitectl snapshot create|list|restore|export|import|delete|prune``: named snapshots of the sites'
 state stores."""
 from __future__ import annotations
 
@@ -31,12 +31,16 @@ def snapshot_create(target: Target, as_json: bool, name, sites):
 
 
 @snapshot.command("list")
+@click.option("--all", "show_all", is_flag=True,
+              help="Also list the copies the containers hold that no manifest lists (of a snapshot that failed or "
+                   "was killed); `sitectl snapshot prune` removes them.")
 @target_options
-def snapshot_list(target: Target, as_json: bool):
+def snapshot_list(target: Target, as_json: bool, show_all):
     """List the instance's snapshots."""
     rows = snapshots.list_snapshots(target)
+    left = snapshots.leftovers(target, DockerEngine()) if show_all else None
     if as_json:
-        return {"snapshots": rows}
+        return {"snapshots": rows, **({"leftovers": left} if show_all else {})}
     t = Table("name", "created", "sites", "bytes")
     for r in rows:
         sites = ", ".join(r["sites"] + [f"{n} (incomplete)" for n in r["incomplete"]])
@@ -45,6 +49,29 @@ def snapshot_list(target: Target, as_json: bool):
     for r in rows:
         if r.get("damaged"):
             out.print(r["damaged"])
+    if show_all:
+        _print_leftovers(left, "no copy outside the snapshots above",
+                         "copies no manifest lists (never used; `sitectl snapshot prune` removes them):")
+
+
+def _print_leftovers(rows: list[dict], none: str, head: str) -> None:
+    if not rows:
+        out.print(none)
+        return
+    out.print(head)
+    for r in rows:
+        out.print(f"  {r['site']} {r['store']} {r['name']!r}: {r['why']}")
+
+
+@snapshot.command("prune")
+@target_options
+def snapshot_prune(target: Target, as_json: bool):
+    """Remove the copies that no manifest lists (`snapshot list --all` shows them): those of a
+    snapshot that failed or was killed. Listed snapshots are never touched."""
+    rows = snapshots.prune(target, DockerEngine(), _reporter(as_json))
+    if as_json:
+        return {"removed": rows}
+    _print_leftovers(rows, "nothing to remove", "removed:")
 
 
 @snapshot.command("restore")

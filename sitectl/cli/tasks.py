@@ -24,10 +24,14 @@ def tasks():
 
 @tasks.command("check")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--evaluator", type=click.Choice(["auto", "webarena", "webarena-lite", "visualwebarena"]), default="auto",
+              show_default=True,
+              help="Whose evaluator reads the tasks' program_html checks (auto: from the task file's fields).")
 @target_options
-def tasks_check(target: Target, as_json: bool, path: Path):
-    """Report per site how many tasks of a WebArena task file the running stack can serve."""
-    report = taskmod.check_tasks(target, taskmod.load_tasks(path))
+def tasks_check(target: Target, as_json: bool, path: Path, evaluator: str):
+    """Report per site how many tasks of a WebArena task file the running stack can serve
+    (placeholders, login states, start URLs, and program_html checks the evaluator can run)."""
+    report = taskmod.check_tasks(target, taskmod.load_tasks(path), evaluator=None if evaluator == "auto" else evaluator)
     if as_json:
         ok = report["served"] == report["total"]
         if not ok:
@@ -41,7 +45,8 @@ def tasks_check(target: Target, as_json: bool, path: Path):
     for f in report["failures"][:20]:
         out.print(f"[red]task {escape(str(f['task_id']))}[/red]: {escape(f['reason'])}")
     out.print(f"{report['served']}/{report['total']} tasks served "
-              f"({report['unique_start_urls']} distinct start URLs checked)")
+              f"({report['unique_start_urls']} distinct start URLs checked; program_html read as "
+              f"{report['evaluator']}'s evaluator does)")
     if report["served"] != report["total"]:
         sys.exit(8)
 

@@ -30,7 +30,7 @@ import requests
 from requests.cookies import create_cookie
 
 from sitectl import http
-from sitectl.errors import LoginError, SitectlError, SiteUnhealthy, UsageError
+from sitectl.errors import LoginError, LoginNotApplied, NoLoginForm, SitectlError, SiteUnhealthy, UsageError
 from sitectl.ops.tasks import site_comb_from_state_path
 from sitectl.paths import instance_dir
 from sitectl.progress import QUIET, Reporter
@@ -168,8 +168,10 @@ class SiteLogin:
     Attributes:
         site: site name. role: the account's role. username: the account's user name.
         state: ``logged_in``, ``wrong_credentials`` (the site refused the account),
-            ``login_not_applied`` (the form was accepted but the probe right after it shows
-            the login page), or ``unhealthy`` (5xx, timeout, connection error).
+            ``no_login_form`` (the site answered without its login form: nothing was sent),
+            ``login_not_applied`` (the form was accepted but no session came of it, or the
+            probe right after it shows the login page), or ``unhealthy`` (5xx, timeout,
+            connection error).
         detail: one line of explanation. seconds: time taken.
     """
 
@@ -217,6 +219,12 @@ def login_site(target: Target, site: Site, role: str = DEFAULT_ROLE, attempts: i
         except SiteUnhealthy as e:
             res.detail = f"unhealthy: {e.detail}" + (f" (after {i + 1} tries)" if i else "")
             continue
+        except NoLoginForm as e:
+            res.state, res.detail = "no_login_form", e.detail
+            break
+        except LoginNotApplied as e:
+            res.state, res.detail = "login_not_applied", e.detail
+            break
         except LoginError as e:
             res.state, res.detail = "wrong_credentials", e.detail
             break

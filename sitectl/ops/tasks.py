@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import requests
 
 from sitectl.errors import LoginError, SiteUnhealthy, UsageError
+from sitectl.ops import task_evals
 from sitectl.sites import DRIVERS, driver_for
 from sitectl.stack.target import Target
 
@@ -73,18 +74,22 @@ def load_tasks(path: Path) -> list[dict]:
     return data
 
 
-def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0) -> dict:
+def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evaluator: str | None = None) -> dict:
     """Check each task against the running stack.
 
     A task is served when (1) every placeholder in the whole task resolves to a site of the
     stack and none is left (other than ``__last_url__``/``__page__``), (2) its
-    ``storage_state`` file name parses to sites that have a login and an account, and
+    ``storage_state`` file name parses to sites that have a login and an account,
     (3) every start URL (split on `` |AND| ``) answers HTTP 200 to a session logged in as the
-    site's default account, on the site's own origin.
+    site's default account, on the site's own origin, and (4) the evaluator can run each of its
+    ``program_html`` checks (:func:`sitectl.ops.task_evals.program_html_problems`; ``evaluator``:
+    ``webarena``, ``webarena-lite`` or ``visualwebarena``, default from the tasks' fields).
 
     Returns:
-        ``{"total", "served", "by_site": {site: {"tasks", "served"}}, "failures": [{"task_id", "reason"}]}``
+        ``{"total", "served", "evaluator", "by_site": {site: {"tasks", "served"}}, "failures":
+        [{"task_id", "reason"}], "unique_start_urls"}``
     """
+    evaluator = evaluator or task_evals.evaluator_of(tasks)
     env = {s.env_var: target.url(s) for s in target.stack.sites.values()}
     by_origin = {}
     for s in target.stack.sites.values():
@@ -164,6 +169,7 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0) -> dic
         left = sorted(set(_TOKEN.findall(text)) - EVAL_TIME_TOKENS)
         if left:
             reasons.append(f"unresolved placeholder(s) {', '.join(left)}")
+        reasons += task_evals.program_html_problems(json.loads(text), evaluator)
         st = t.get("storage_state")
         if st:
             comb = site_comb_from_state_path(st)
@@ -182,5 +188,5 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0) -> dic
             by_site[s]["served"] += ok
         if not ok:
             failures.append({"task_id": tid, "reason": "; ".join(reasons)})
-    return {"total": len(tasks), "served": served, "unique_start_urls": len(all_urls),
+    return {"total": len(tasks), "served": served, "evaluator": evaluator, "unique_start_urls": len(all_urls),
             "by_site": dict(by_site), "failures": failures}

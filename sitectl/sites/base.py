@@ -87,7 +87,10 @@ class SiteDriver:
         :class:`Account`, or the stack file's ``sitectl.stack.Account``).
 
         Raises:
-            LoginError: the site answered, but refused the credentials.
+            LoginError: the site answered, but refused the credentials;
+                :class:`~sitectl.errors.NoLoginForm`: it answered without its login form (nothing
+                was sent); :class:`~sitectl.errors.LoginNotApplied`: the form accepted the
+                account but no session came of it.
             SiteUnhealthy: 5xx, a timeout or a connection error.
         """
         raise NotImplementedError(f"{self.kind or type(self).__name__} has no login")

@@ -25,7 +25,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from sitectl.errors import LoginError, SiteUnhealthy
+from sitectl.errors import LoginError, LoginNotApplied, NoLoginForm, SiteUnhealthy
 from sitectl.sites.base import Account, ProbeResult, SiteDriver, register
 
 _TOKEN_RE = re.compile(
@@ -66,21 +66,22 @@ class GitLabDriver(SiteDriver):
 
         Raises:
             LoginError: the form came back (e.g. "Invalid login or password.", "Your account is
-                locked."), the page had no ``authenticity_token``, or no ``_gitlab_session``
-                cookie resulted.
+                locked."); its :class:`~sitectl.errors.NoLoginForm`: the sign-in page answered
+                4xx or had no ``authenticity_token``; :class:`~sitectl.errors.LoginNotApplied`:
+                no ``_gitlab_session`` cookie resulted.
             SiteUnhealthy: 5xx (including the 502 "booting" page), timeout, connection error,
                 or HTTP 429 from GitLab's protected-paths throttle (retry after 60 s).
         """
         page = self.get(session, self.login_path, allow_redirects=True)
         if page.status_code != 200:
-            raise LoginError(self.kind, f"GET {self.login_path} answered HTTP {page.status_code}")
+            raise NoLoginForm(self.kind, f"GET {self.login_path} answered HTTP {page.status_code}")
         if urlsplit(page.url).path != self.login_path:
             # Already signed in (GitLab redirects /users/sign_in to /): start from a clean session.
             session.cookies.clear()
             page = self.get(session, self.login_path, allow_redirects=True)
         token = sign_in_token(page.text)
         if not token:
-            raise LoginError(self.kind, "sign-in page has no authenticity_token field")
+            raise NoLoginForm(self.kind, "sign-in page has no authenticity_token field")
         r = self.post(session, self.login_path, data={
             "authenticity_token": token, "user[login]": account.username,
             "user[password]": account.password, "user[remember_me]": "0"}, allow_redirects=False)
@@ -89,7 +90,7 @@ class GitLabDriver(SiteDriver):
         loc = r.headers.get("Location", "")
         if r.status_code in (301, 302, 303) and urlsplit(urljoin(r.url, loc)).path != self.login_path:
             if SESSION_COOKIE not in session.cookies:
-                raise LoginError(self.kind, f"{account.username}: no {SESSION_COOKIE} cookie after sign-in")
+                raise LoginNotApplied(self.kind, f"{account.username}: no {SESSION_COOKIE} cookie after sign-in")
             return
         m = _ALERT_RE.search(r.text)
         detail = m.group(1).strip() if m else f"HTTP {r.status_code}" + (f", redirected to {loc}" if loc else "")

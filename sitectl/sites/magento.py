@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from sitectl.errors import LoginError
+from sitectl.errors import LoginError, LoginNotApplied, NoLoginForm
 from sitectl.sites.base import Account, ProbeResult, SiteDriver, register
 
 _FORM_KEY = re.compile(r'name="form_key"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*name="form_key"')
@@ -64,7 +64,7 @@ class MagentoStorefront(SiteDriver):
             # Already logged in sessions are redirected to /customer/account/.
             if urlsplit(r.url).path.rstrip("/").endswith("/customer/account"):
                 return
-            raise LoginError(self.kind, "no login form at %s (HTTP %s)" % (r.url, r.status_code))
+            raise NoLoginForm(self.kind, "no login form at %s (HTTP %s)" % (r.url, r.status_code))
         post_url = self.url("/customer/account/loginPost/")
         r = self.post(session, post_url, data={"form_key": fk, "login[username]": account.username,
                                                 "login[password]": account.password, "send": ""},
@@ -73,7 +73,7 @@ class MagentoStorefront(SiteDriver):
         if "/customer/account/login" in final:
             raise LoginError(self.kind, "credentials of %r refused (back on %s)" % (account.username, final))
         if not self.probe_logged_in(session, account).ok:
-            raise LoginError(self.kind, "login of %r did not produce a customer session" % account.username)
+            raise LoginNotApplied(self.kind, "login of %r did not produce a customer session" % account.username)
 
     def probe_passes(self, r: requests.Response, account: Account) -> bool:
         return r.status_code == 200  # no redirect: the final URL is the probe URL
@@ -111,14 +111,14 @@ class MagentoAdmin(SiteDriver):
         if fk is None or 'name="login[username]"' not in r.text:
             if self.probe_logged_in(session, account).ok:
                 return
-            raise LoginError(self.kind, "no admin login form at %s (HTTP %s)" % (r.url, r.status_code))
+            raise NoLoginForm(self.kind, "no admin login form at %s (HTTP %s)" % (r.url, r.status_code))
         r = self.post(session, r.url, data={"form_key": fk, "login[username]": account.username,
                                             "login[password]": account.password}, allow_redirects=True)
         if 'name="login[username]"' in r.text:
             m = re.search(r'class="message-error[^"]*"[^>]*>\s*<div>(.*?)</div>', r.text, re.S)
             raise LoginError(self.kind, "credentials of %r refused%s" % (account.username, ": " + m.group(1).strip() if m else ""))
         if not self.probe_logged_in(session, account).ok:
-            raise LoginError(self.kind, "login of %r did not produce an admin session" % account.username)
+            raise LoginNotApplied(self.kind, "login of %r did not produce an admin session" % account.username)
 
     def probe_passes(self, r: requests.Response, account: Account) -> bool:
         # The real /admin/dashboard is the admin no-route page (404 inside the admin layout, menu

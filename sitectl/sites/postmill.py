@@ -26,7 +26,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from sitectl.errors import LoginError
+from sitectl.errors import LoginError, LoginNotApplied, NoLoginForm
 from sitectl.sites.base import Account, ProbeResult, SiteDriver, register
 
 _CSRF_RE = re.compile(r'name="_csrf_token"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*name="_csrf_token"')
@@ -62,16 +62,17 @@ class PostmillDriver(SiteDriver):
         """Log ``account`` in via ``GET /login`` + ``POST /login_check``.
 
         Raises:
-            LoginError: the form came back with an error (e.g. "Invalid credentials."), the page
-                had no CSRF token, or no ``PHPSESSID`` session resulted.
+            LoginError: the form came back with an error (e.g. "Invalid credentials."); its
+                :class:`~sitectl.errors.NoLoginForm`: the login page answered 4xx or had no CSRF
+                token; :class:`~sitectl.errors.LoginNotApplied`: no ``PHPSESSID`` session resulted.
             SiteUnhealthy: 5xx / timeout / connection error (from ``self.get``/``self.post``).
         """
         page = self._login_page(session)
         if page.status_code != 200:
-            raise LoginError(self.kind, f"GET {self.login_path} answered HTTP {page.status_code}")
+            raise NoLoginForm(self.kind, f"GET {self.login_path} answered HTTP {page.status_code}")
         token = login_csrf(page.text)
         if not token:
-            raise LoginError(self.kind, "login page has no _csrf_token field")
+            raise NoLoginForm(self.kind, "login page has no _csrf_token field")
         r = self.post(session, "/login_check", data={
             "_csrf_token": token, "_username": account.username, "_password": account.password,
             "_remember_me": "on"}, allow_redirects=False)
@@ -84,7 +85,7 @@ class PostmillDriver(SiteDriver):
                 detail = m.group(1).strip() if m else f"redirected to {loc}"
             raise LoginError(self.kind, f"{account.username}: {detail}")
         if "PHPSESSID" not in session.cookies:
-            raise LoginError(self.kind, f"{account.username}: no PHPSESSID cookie after login")
+            raise LoginNotApplied(self.kind, f"{account.username}: no PHPSESSID cookie after login")
 
     def probe_path(self, account: Account) -> str:
         return f"/user/{account.username}/account"

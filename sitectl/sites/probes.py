@@ -1,6 +1,7 @@
 """Run the health probes of ``healthchecks/<kind>.yaml`` against one site."""
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import asdict, dataclass
 from urllib.parse import urljoin, urlsplit
@@ -73,7 +74,39 @@ def http_probe(url: str, probe: Probe, timeout: float = 10.0) -> tuple[bool, str
         return False, f"GET {url}: HTTP {r.status_code} without {probe.contains!r}"
     if probe.absent and probe.absent in r.text:
         return False, f"GET {url}: HTTP {r.status_code} still contains {probe.absent!r}"
+    if probe.content_type:
+        got = r.headers.get("Content-Type", "")
+        if not got.lower().startswith(probe.content_type.lower()):
+            return False, f"GET {url}: HTTP {r.status_code} with Content-Type {got or 'none'!r} (expected {probe.content_type})"
+        if probe.content_type.lower() == "image/png" and not r.content.startswith(PNG_SIGNATURE):
+            return False, f"GET {url}: HTTP {r.status_code} labelled image/png but not a PNG ({len(r.content)} bytes)"
+    if probe.json_nonempty:
+        why = _json_nonempty(r, probe.json_nonempty)
+        if why:
+            return False, f"GET {url}: HTTP {r.status_code} {why}"
     return True, f"GET {url}: HTTP {r.status_code}"
+
+
+#: The first 8 bytes of every PNG file (RFC 2083 §3.1).
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _json_nonempty(r, path: str) -> str:
+    """"" when the JSON value at dotted ``path`` of the body is a non-empty list or object, else why not."""
+    try:
+        v = r.json()
+    except ValueError:
+        return "is not JSON"
+    for part in [p for p in path.split(".") if p]:
+        if isinstance(v, list) and part.isdigit() and int(part) < len(v):
+            v = v[int(part)]
+        elif isinstance(v, dict) and part in v:
+            v = v[part]
+        else:
+            return f"has no {path!r} in its JSON"
+    if not isinstance(v, (list, dict)) or not v:
+        return f"has {json.dumps(v)[:60]} at {path!r} (expected results)"
+    return ""
 
 
 #: A probe that fails is tried this many times in all by ``verify``, :data:`RETRY_GAP` seconds

@@ -28,9 +28,9 @@ from sitectl.snapshots.manifest import (
                                         write_manifest,
 )
 from sitectl.snapshots.reset import SiteReset, recover, recover_pending, reset, reset_site
-from sitectl.snapshots.take import create, delete, snapshot_site
+from sitectl.snapshots.take import create, delete, leftovers, prune, snapshot_site
 from sitectl.snapshots.verify import verify_deep
 
 __all__ = ["GOLDEN", "SiteReset", "bring_up", "create", "delete", "export", "forget_sites", "import_",
-           "list_snapshots", "manifest_path", "read_manifest", "recover", "recover_pending", "reset", "reset_site",
+           "leftovers", "list_snapshots", "prune", "manifest_path", "read_manifest", "recover", "recover_pending", "reset", "reset_site",
            "snapshot_site", "verify_deep", "write_manifest"]

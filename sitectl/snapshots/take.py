@@ -7,7 +7,8 @@ import datetime as dt
 import time
 
 from sitectl.engine.base import Engine
-from sitectl.errors import DamagedRecord, SitectlError, StoreError
+from sitectl.errors import DamagedRecord, SitectlError, StoreError, UsageError
+from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.jobs import jobs_paused
 from sitectl.snapshots.journal import instance_lock, wait_for_leftover_execs
@@ -15,6 +16,7 @@ from sitectl.snapshots.manifest import (
     GOLDEN,
     MANIFESTS,
     forget_sites,
+    list_snapshots,
     load_manifest,
     manifest_path,
     read_manifest,
@@ -148,3 +150,73 @@ def _delete(target: Target, name: str, engine: Engine) -> list[str]:
     except OSError:
         pass
     return done
+
+
+def leftovers(target: Target, engine: Engine) -> list[dict]:
+    """The snapshot copies the instance's containers hold that no manifest lists as complete for
+    their site: those of a ``snapshot create`` that failed or was killed (a new name killed
+    before its manifest is written leaves no manifest at all), and a site's copies that its
+    snapshot calls incomplete. Such copies are never used; :func:`prune` removes them.
+
+    Returns:
+        ``[{"site", "store", "name", "why"}]``, by site, store and name. A damaged manifest's
+        name counts as listed (what it lists is unknown, so nothing of that name is offered).
+
+    Raises:
+        EngineError: no engine; StoreError: a store could not list its copies.
+    """
+    listed: dict[str, set[str]] = {}
+    incomplete: dict[tuple[str, str], str] = {}
+    damaged: set[str] = set()
+    for row in list_snapshots(target):
+        if row.get("damaged"):
+            damaged.add(row["name"])
+            continue
+        for s in row["sites"]:
+            listed.setdefault(s, set()).add(row["name"])
+        for s in row["incomplete"]:
+            incomplete[(s, row["name"])] = "its snapshot lists the site as incomplete"
+    out = []
+    for site in stateful(target, list(target.stack.sites.values())):
+        if engine.container(target.container(site)) is None:
+            continue
+        for st in SiteStores(site, target.container(site), engine):
+            if st.kind == "cache":
+                continue
+            for name in sorted(st.held() - listed.get(site.name, set()) - damaged):
+                why = incomplete.get((site.name, name)) or (
+                    f"snapshot {name!r} does not list {site.name}" if manifest_path(target, name).is_file()
+                    else f"no manifest of snapshot {name!r} (a snapshot that failed or was killed before it was written)")
+                out.append({"site": site.name, "store": st.label, "name": name, "why": why})
+    return out
+
+
+def prune(target: Target, engine: Engine, reporter: Reporter = QUIET) -> list[dict]:
+    """Remove every copy :func:`leftovers` names, under the instance lock (no snapshot or reset
+    runs meanwhile; commands of a killed one still running in a container are waited for).
+
+    Returns:
+        The rows of :func:`leftovers` that were removed.
+
+    Raises:
+        UsageError: the instance has no golden manifest in the state folder (every copy would
+            look unlisted: the manifests are likely elsewhere, see ``SITECTL_SNAPSHOTS_DIR``);
+        StoreError: a store could not list or remove a copy (what was removed before stays removed).
+    """
+    engine.ping()
+    with instance_lock(target, "snapshot prune"):
+        if not manifest_path(target, GOLDEN).is_file():
+            raise UsageError(
+                f"instance {target.instance} has no golden snapshot manifest in {state_dir()}: every copy in its "
+                "containers would look unlisted, so nothing is removed. If the manifests live elsewhere, set "
+                "SITECTL_SNAPSHOTS_DIR to that folder; `sitectl snapshot list` shows what this folder holds")
+        sites = stateful(target, list(target.stack.sites.values()))
+        wait_for_leftover_execs(target, [s for s in sites if engine.container(target.container(s)) is not None],
+                                engine, reporter)
+        rows = leftovers(target, engine)
+        for r in rows:
+            site = target.stack.sites[r["site"]]
+            reporter.step(r["site"], f"removing {r['store']} copy {r['name']!r}: {r['why']}")
+            st = next(s for s in SiteStores(site, target.container(site), engine) if s.label == r["store"])
+            st.drop(r["name"])
+        return rows

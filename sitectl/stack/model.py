@@ -449,7 +449,10 @@ class Probe(_Strict):
     Types:
         ``http``: GET ``path`` (relative to the site's base URL, or to its origin when
         ``from_origin``) without following redirects; passes when the status is in
-        ``status``, ``contains`` (if set) is in the body and ``absent`` (if set) is not. A redirect to another origin
+        ``status``, ``contains`` (if set) is in the body and ``absent`` (if set) is not,
+        the Content-Type starts with ``content_type`` (if set; ``image/png`` also needs the PNG
+        signature, RFC 2083 §3.1), and the JSON value at ``json_nonempty`` (if set: a dotted
+        path, ``.`` for the whole body) is a non-empty list or object. A redirect to another origin
         always fails, naming both origins (Magento redirects to its configured base URL).
         ``exec``: run ``argv`` in the container; passes on exit code 0.
         ``login_page``: the driver's login form is served.
@@ -464,6 +467,11 @@ class Probe(_Strict):
     contains: str | None = None
     #: Text that must NOT be in the body (e.g. a placeholder a post-start step replaces).
     absent: str | None = None
+    #: The response's Content-Type must start with this (case-insensitive), e.g. ``image/png``.
+    content_type: str | None = None
+    #: Dotted path of a JSON value in the body that must be a non-empty list or object (``.``:
+    #: the body itself), e.g. a geocoder's results.
+    json_nonempty: str | None = None
     #: Fill stack placeholders (``{origin_shopping}`` ...) in ``contains`` and ``absent`` for
     #: the instance probed (off by default: bodies may hold literal braces).
     fill: StrictBool = False

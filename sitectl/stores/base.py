@@ -35,6 +35,12 @@ def check_snapshot_name(name: str) -> str:
     return name
 
 
+def valid_names(names) -> set[str]:
+    """The snapshot names among ``names`` (strings read from a container: untrusted); the rest
+    are dropped."""
+    return {n for n in names if isinstance(n, str) and _SNAP_RE.match(n)}
+
+
 @dataclass
 class Changes:
     """What changed in one store since its baseline snapshot.
@@ -141,6 +147,12 @@ class Store(ABC):
     def exists(self, name: str) -> bool:
         """True when snapshot ``name`` exists in this store."""
         return True
+
+    def held(self) -> set[str]:
+        """The names of the snapshot copies this store holds in its container, complete or not
+        (``sitectl snapshot prune`` removes those no manifest lists). Names read from the
+        container are untrusted: only those :func:`check_snapshot_name` accepts are returned."""
+        return set()
 
     #: Folder inside the container where exports and imports are staged.
     STAGE = "/var/lib/sitectl/stage"

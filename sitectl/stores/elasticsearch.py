@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sitectl.errors import StoreError
 from sitectl.stores import es_helper
-from sitectl.stores.base import Changes, Store
+from sitectl.stores.base import Changes, Store, valid_names
 from sitectl.stores.files import PYTHON_SH, STUB_PY
 from sitectl.stores.transport import Command, ExecTransport
 
@@ -94,6 +94,10 @@ class ElasticsearchStore(Store):
 
     def drop(self, name: str) -> None:
         self._run("drop", name, self._meta(name), what=f"drop {name}")
+
+    def held(self) -> set[str]:
+        out = self.transport.run(["sh", "-c", 'cd "$1" 2>/dev/null && ls -1A || true', "sh", ROOT], "list snapshot copies")
+        return valid_names(n[:-5] for n in out.splitlines() if n.endswith(".json"))
 
     # -- detection --------------------------------------------------------------------------
     def detect_requests(self, name: str) -> list:

@@ -35,7 +35,7 @@ import re
 
 from sitectl.errors import StoreError
 from sitectl.stores import cascades
-from sitectl.stores.base import Changes, Store
+from sitectl.stores.base import Changes, Store, valid_names
 from sitectl.stores.literals import m_value, q_ident
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, take_when_quiet
 from sitectl.stores.transport import budget_chunks
@@ -961,6 +961,10 @@ class MysqlStore(Store):
 
     def drop(self, name: str) -> None:
         self.sql(f"DROP DATABASE IF EXISTS {q_ident(self.snap_db(name))}", f"drop snapshot {name}")
+
+    def held(self) -> set[str]:
+        rows = self.sql("SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE 'sitectl\\_s\\_%'")
+        return valid_names(r[0][len("sitectl_s_"):] for r in rows)
 
     def export_payload(self, name: str, stage: str) -> str | None:
         out = f"{stage}/mysql-{self.db}.sql"

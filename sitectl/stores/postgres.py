@@ -45,7 +45,7 @@ import json
 import uuid
 
 from sitectl.errors import StoreError
-from sitectl.stores.base import Changes, Store
+from sitectl.stores.base import Changes, Store, valid_names
 from sitectl.stores.literals import pg_value
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, retry_deadlocks, take_when_quiet
 
@@ -941,6 +941,10 @@ class PostgresStore(Store):
 
     def drop(self, name: str) -> None:
         self.sql(f"DROP SCHEMA IF EXISTS {self.snap_schema(name)} CASCADE", f"drop snapshot {name}")
+
+    def held(self) -> set[str]:
+        rows = self.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'sitectl\\_s\\_%'")
+        return valid_names(r[0][len("sitectl_s_"):] for r in rows)
 
 
 def _group(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:

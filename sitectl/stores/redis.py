@@ -14,7 +14,7 @@ had at the snapshot, counted from the restore.
 from __future__ import annotations
 
 from sitectl.errors import StoreError
-from sitectl.stores.base import Changes, Store
+from sitectl.stores.base import Changes, Store, valid_names
 from sitectl.stores.transport import Command, ExecTransport, out_lines
 
 SNAP_DB = 15
@@ -239,6 +239,13 @@ class RedisStore(Store):
                 raise StoreError(f"{self.site}: redis payload line is malformed: {line[:80]!r}")
             args += parts
         self._eval(IMPORT_LUA, name, *args, what=f"import {name}")
+
+    def held(self) -> set[str]:
+        out = self._eval("redis.call('SELECT', 15) local k = redis.call('KEYS', 'sitectl:*') local seen = {} "
+                         "for i = 1, #k do local n = string.match(k[i], '^sitectl:([a-z][a-z0-9_]*)') "
+                         "if n then seen[n] = true end end local o = {} for n in pairs(seen) do o[#o + 1] = n end "
+                         "return table.concat(o, ' ')", what="list snapshot copies")
+        return valid_names(str(out or "").split())
 
     def drop(self, name: str) -> None:
         self._eval("redis.call('SELECT', 15) local k = redis.call('KEYS', 'sitectl:' .. ARGV[1] .. ':*') "

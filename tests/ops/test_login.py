@@ -172,3 +172,25 @@ def test_login_not_applied_is_named(mini, tmp_path):
     assert code == 6 and res["sites"][0]["state"] == "login_not_applied", res
     assert "probe right after it is logged out" in res["sites"][0]["detail"]
     assert not (tmp_path / "out" / "reddit_state.json").exists()
+
+
+@pytest.mark.parametrize("site,path,answer", [
+    ("reddit", "/login", (200, "text/html", b"<html><body>Welcome to nginx!</body></html>")),
+    ("gitlab", "/users/sign_in", (404, "text/html", b"<html><body>Not Found</body></html>")),
+    ("shopping_admin", "/admin", (404, "text/html", b"<html><body>404 Not Found</body></html>")),
+])
+def test_no_login_form_is_not_wrong_credentials(mini, tmp_path, site, path, answer):
+    """Issue 18, item 8: the site answers, but not with its login form (another application at
+    the URL, a 404): `login` says `no_login_form` (no credentials were sent), not
+    `wrong_credentials`. The real replica is behind a proxy that answers the login page itself."""
+    url = mini.url(mini.stack.sites[site])
+    base = url.split("/admin")[0]
+    with FaultProxy(base, answer={path: answer}) as proxy:
+        p = tmp_path / "stack.yaml"
+        p.write_text(f"extends: {ROOT / 'stacks/mini.yaml'}\nsites:\n  {site}:\n"
+                     f"    url: \"{url.replace(base, proxy.url)}\"\n")
+        code, res = cli("login", site, "--stack", str(p), "--out", str(tmp_path / "out"), "--json")
+        sent = [s for m, s, _ in proxy.seen if m == "POST"]
+    assert code == 6 and res["sites"][0]["state"] == "no_login_form", res
+    assert sent == [], sent  # no credentials went out
+    assert not (tmp_path / "out" / f"{site}_state.json").exists()

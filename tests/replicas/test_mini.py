@@ -164,6 +164,21 @@ def test_task_file_all_812_tasks_served(mini):
     assert data["total"] == data["served"] == 812
 
 
+def test_tasks_check_names_a_check_the_evaluator_cannot_run(mini, tmp_path):
+    """Issue 18, item 8: a task whose program_html locator WebArena's evaluator cannot run (an
+    unknown helper; a spread it does not recognise) is not served, and the reason names it."""
+    tasks = [t for t in json.loads(TASK_FILE.read_text()) if "program_html" in t["eval"]["eval_types"]][:3]
+    tasks[1]["eval"]["program_html"][0]["locator"] = "func:shopping_get_product_price(__page__)"
+    tasks[2]["eval"]["program_html"][0]["locator"] = "Array.from(document.querySelectorAll('a')).length"
+    f = tmp_path / "tasks.json"
+    f.write_text(json.dumps(tasks))
+    code, data = cli_json("tasks", "check", str(f))
+    assert code == 8 and data["served"] == 1 and data["evaluator"] == "webarena", data
+    why = {x["task_id"]: x["reason"] for x in data["failures"]}
+    assert "shopping_get_product_price is not a helper of webarena's evaluator" in why[tasks[1]["task_id"]], why
+    assert "is none of the forms webarena's evaluator runs" in why[tasks[2]["task_id"]], why
+
+
 def test_tasks_check_rejects_a_bad_file(tmp_path):
     bad = tmp_path / "t.json"
     bad.write_text('[{"start_url": ')

@@ -184,6 +184,34 @@ def test_flapping_probe_is_reported_not_healthy(mini, tmp_path):
         assert code == 7 and down and all("failed 3 of 3 tries" in r["detail"] for r in down), res
 
 
+def test_a_map_that_answers_wrongly_does_not_pass_verify(mini, tmp_path):
+    """Issue 18, item 8: the map's backends answer 200 but wrongly: the tile server an HTML
+    error page, the geocoder no results, the router no route. The real map replica is behind
+    a proxy that answers those paths itself (tests/faultproxy.py); verify fails each, naming it,
+    and passes the same map through the same proxy without them."""
+    def stack(url: str) -> str:
+        p = tmp_path / "map.yaml"
+        p.write_text(f"extends: {ROOT / 'stacks/mini.yaml'}\nsites:\n  map:\n    url: \"{url}\"\n")
+        return str(p)
+
+    upstream = mini.url(mini.stack.sites["map"])
+    with FaultProxy(upstream) as proxy:
+        code, res = cli("verify", "map", "--stack", stack(proxy.url), "--json")
+        assert code == 0 and res["ok"], res
+    wrong = {"/tile/": (200, "text/html; charset=utf-8", b"<html><body>tile renderer down</body></html>"),
+             "/search?q=": (200, "application/json", b"[]"),
+             "/route/v1/car/": (200, "application/json", b'{"code":"Ok","routes":[]}'),
+             "/route/v1/foot/": (200, "application/json", b'{"code":"Ok", truncated')}
+    with FaultProxy(upstream, answer=wrong) as proxy:
+        code, res = cli("verify", "map", "--stack", stack(proxy.url), "--json")
+    bad = {r["probe"]: r["detail"] for r in res["results"] if not r["ok"]}
+    assert code == 7 and not res["ok"], res
+    assert set(bad) == {"tile", "geocode", "route-car", "route-foot"}, bad
+    assert "Content-Type 'text/html" in bad["tile"] and "expected image/png" in bad["tile"], bad
+    assert "[] at '.'" in bad["geocode"] and "[] at 'routes'" in bad["route-car"], bad
+    assert "is not JSON" in bad["route-foot"], bad
+
+
 @pytest.fixture
 def tiny_disk(engine):
     """A 2 MiB tmpfs volume, mounted by the scratch forum where its file snapshots live."""
