@@ -1,4 +1,4 @@
-"""``sitectl task prepare``: turn a task of WebArena's task file into a ready environment.
+"""``sitectl task prepare``: turn a task of a WebArena-family task file into a ready environment.
 
 For one task: check the URLs it will use (preflight), reset the sites it touches, log in the
 combination its ``storage_state`` names, and write the ready config: the task with every
@@ -18,18 +18,19 @@ from sitectl import http
 from sitectl.engine import DockerEngine, Engine
 from sitectl.errors import LoginsFailed, PreflightFailed, UsageError
 from sitectl.ops import login as loginmod
+from sitectl.ops import task_formats
 from sitectl.ops.login import pairs_for
 from sitectl.ops.reset import reset as reset_op
-from sitectl.ops.tasks import EVAL_TIME_TOKENS, MULTI_TAB, WEBARENA_ORDER, site_comb_from_state_path, substitute
+from sitectl.ops.tasks import EVAL_TIME_TOKENS, WEBARENA_ORDER, site_comb_from_state_path, substitute
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.base import DRIVERS
 from sitectl.stack.target import Target
 
-_TOKEN = re.compile(r"__[A-Z_]+?__")
+_TOKEN = re.compile(r"__[A-Z][A-Z_]*?__")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}\Z")
 #: Site keys of the task file and the variable WebArena substitutes for each.
 SITE_VARS = {"shopping": "SHOPPING", "shopping_admin": "SHOPPING_ADMIN", "reddit": "REDDIT", "gitlab": "GITLAB",
-             "wikipedia": "WIKIPEDIA", "map": "MAP", "homepage": "HOMEPAGE"}
+             "wikipedia": "WIKIPEDIA", "map": "MAP", "homepage": "HOMEPAGE", "classifieds": "CLASSIFIEDS"}
 
 
 def urls_from(target: Target, environ: dict[str, str] | None = None) -> dict[str, str | None]:
@@ -52,12 +53,16 @@ def substitute_task(task, urls: dict[str, str | None]):
     return task
 
 
-def task_urls(task: dict) -> list[tuple[str, str]]:
-    """``(field, url)`` of every URL in a (substituted) task: the start URLs (split on
-    `` |AND| ``), the reference URLs (split on `` |OR| ``) and the ``program_html`` target URLs
-    that are not ``last`` or ``func:``."""
-    out = [("start_url", u) for u in str(task.get("start_url", "")).split(MULTI_TAB)]
-    ev = task.get("eval") or {}
+def task_urls(task: dict, fmt: str = task_formats.WEBARENA) -> list[tuple[str, str]]:
+    """``(field, url)`` of every URL in a (substituted) task: the start URLs (one per tab), the
+    reference URLs (split on `` |OR| ``) and the ``program_html`` target URLs that are not
+    ``last`` or ``func:`` (WebArena-Verified's evaluators read a recording, not the site: only its
+    start URLs are URLs to open)."""
+    field = "start_urls" if fmt == task_formats.WEBARENA_VERIFIED else "start_url"
+    out = [(field, u) for u in task_formats.start_urls(task, fmt)]
+    ev = task.get("eval")
+    if not isinstance(ev, dict):
+        return out
     if ev.get("reference_url"):
         out += [("eval.reference_url", u) for u in str(ev["reference_url"]).split(" |OR| ")]
     for i, t in enumerate(ev.get("program_html") or []):
@@ -67,7 +72,17 @@ def task_urls(task: dict) -> list[tuple[str, str]]:
     return out
 
 
-def preflight(target: Target, task: dict, urls: dict[str, str | None], probe: bool = True) -> list[str]:
+def fill(task: dict, urls: dict[str, str | None], fmt: str) -> dict:
+    """The task as its format's harness fills it in: every placeholder in every string, except
+    WebArena-Verified's, whose harness renders only ``start_urls`` (its expected answers and
+    network events keep their ``__SITE__`` templates, which its evaluator matches against)."""
+    if fmt == task_formats.WEBARENA_VERIFIED:
+        return {**task, "start_urls": [substitute(u, urls) for u in task.get("start_urls") or []]}
+    return substitute_task(task, urls)
+
+
+def preflight(target: Target, task: dict, urls: dict[str, str | None], probe: bool = True,
+              fmt: str = task_formats.WEBARENA) -> list[str]:
     """Every reason ``task`` cannot run against ``urls``; [] when none.
 
     Checks: each site of the task (and each placeholder it uses) has its variable set and
@@ -95,14 +110,14 @@ def preflight(target: Target, task: dict, urls: dict[str, str | None], probe: bo
     if "SHOPPING_ADMIN" in needed and adm and not adm.rstrip("/").endswith("/admin"):
         problems.append(f"{where}: SHOPPING_ADMIN={adm} does not end with /admin (WebArena's admin URL is the "
                         "storefront origin plus /admin)")
-    done = substitute_task(task, urls)
-    for field, u in task_urls(done):
+    done = fill(task, urls, fmt)
+    for field, u in task_urls(done, fmt):
         left = sorted(set(_TOKEN.findall(u)) - EVAL_TIME_TOKENS)
         if left:
             problems.append(f"{where}: {field} {u!r} still holds {', '.join(left)}")
         if _holds_none(u):
             problems.append(f"{where}: {field} {u!r} holds 'None' (a variable was unset when it was filled in)")
-    stack_urls = {s.env_var: target.url(s) for s in target.stack.sites.values()}
+    stack_urls = task_formats.variables(fmt, {s.env_var: target.url(s) for s in target.stack.sites.values()})
     for var in sorted(needed):
         val = urls.get(var)
         if val and var in stack_urls and val.rstrip("/") != stack_urls[var] and not val.endswith("/"):
@@ -165,15 +180,19 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
             reporter: Reporter = QUIET) -> dict:
     """Prepare ``tasks`` (one, or a batch) and write their ready configs under ``out``.
 
-    Steps: preflight every task (nothing is changed if any fails); reset the mutable sites
-    the tasks touch (once each); log in each storage-state combination (once each, into
-    ``out/.auth``); write ``out/<task_id>.json``: the substituted task with
-    ``storage_state`` set to the fresh file's absolute path.
+    The tasks' format (:func:`sitectl.ops.task_formats.detect`) says where their start URLs
+    and logins are. Steps: preflight every task (nothing is changed if any fails); reset the
+    mutable sites the tasks touch (once each, whatever the format's ``require_reset`` says: each
+    row reports that flag); log in each storage-state combination (once each, into
+    ``out/.auth``; WebArena-Verified, which names none: each site of its tasks that has a login,
+    ``<site>_state.json``); write ``out/<task_id>.json``: the task as its harness fills it in
+    (:func:`fill`) with ``storage_state`` set to the fresh file's absolute path where the format
+    has that field.
 
     Returns:
-        ``{"tasks": [{"task_id", "config", "storage_state", "sites"}], "reset": [site],
-        "logins": [combination file], "dry_run", "seconds"}``; with ``dry_run`` the same plan
-        with nothing reset, logged in or written.
+        ``{"format", "tasks": [{"task_id", "config", "storage_state", "states", "sites",
+        "reset_flag"}], "reset": [site], "logins": [state file], "dry_run", "seconds"}``; with
+        ``dry_run`` the same plan with nothing reset, logged in or written.
 
     Raises:
         PreflightFailed: every problem of every task (exit 8).
@@ -181,7 +200,9 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
         LoginsFailed / store errors from the reset and login steps.
     """
     t0 = time.monotonic()
-    urls = urls_from(target, environ)
+    fmt = task_formats.detect(tasks)
+    # The stack's URLs as this format's harness wants them; a harness's own variables as they are.
+    urls = urls_from(target, environ) if environ is not None else task_formats.variables(fmt, urls_from(target))
     problems: list[str] = []
     seen: dict[str, int] = {}
     for i, t in enumerate(tasks):
@@ -197,7 +218,7 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
         unknown = [s for s in t.get("sites", []) if s not in target.stack.sites]
         if unknown:
             raise UsageError(f"task {t.get('task_id')}: site(s) {', '.join(unknown)} not in stack {target.stack.name!r}")
-        problems += preflight(target, t, urls, probe=False)
+        problems += preflight(target, t, urls, probe=False, fmt=fmt)
     if problems:
         raise PreflightFailed(problems)
     touched = sorted({s for t in tasks for s in t.get("sites", [])})
@@ -208,17 +229,21 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
     if problems:
         raise PreflightFailed(problems)
     to_reset = [target.stack.sites[s] for s in touched if target.stack.sites[s].mutable]
-    combos = sorted({Path(t["storage_state"]).name for t in tasks if t.get("storage_state")})
+    loginable = {n for n, s in target.stack.sites.items() if DRIVERS[s.kind.value].has_login and "default" in s.accounts}
     auth = (out / ".auth").resolve()
-    plan_tasks = []
+    plan_tasks, rows = [], []
     for t in tasks:
-        cfg = substitute_task(t, urls)
-        if t.get("storage_state"):
-            cfg["storage_state"] = str(auth / Path(t["storage_state"]).name)
+        cfg = fill(t, urls, fmt)
+        comb, state = task_formats.login_sites(t, fmt, loginable)
+        states = [state] if state else [f"{s}_state.json" for s in comb]
+        if state:
+            cfg["storage_state"] = str(auth / state)
         plan_tasks.append((t, cfg))
-    rows = [{"task_id": t.get("task_id"), "config": str((out / f"{t['task_id']}.json").resolve()),
-             "storage_state": cfg.get("storage_state"), "sites": t.get("sites", [])} for t, cfg in plan_tasks]
-    result = {"tasks": rows, "reset": [s.name for s in to_reset] if reset else [], "logins": combos,
+        rows.append({"task_id": t.get("task_id"), "config": str((out / f"{t['task_id']}.json").resolve()),
+                     "storage_state": cfg.get("storage_state"), "states": [str(auth / x) for x in states],
+                     "sites": t.get("sites", []), "reset_flag": task_formats.reset_flag(t, fmt)})
+    combos = sorted({Path(x).name for r in rows for x in r["states"]})
+    result = {"format": fmt, "tasks": rows, "reset": [s.name for s in to_reset] if reset else [], "logins": combos,
               "dry_run": dry_run}
     if dry_run:
         result["seconds"] = round(time.monotonic() - t0, 3)
@@ -239,7 +264,7 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
             skipped = [f"{'.'.join(p['pair'])}: {p['reason']}" for p in res["skipped_pairs"]]
             raise LoginsFailed.from_result(res, f"storage state not made: {', '.join(missing)}", skipped)
     out.mkdir(parents=True, exist_ok=True)
-    for (t, cfg), row in zip(plan_tasks, rows):
+    for (_t, cfg), row in zip(plan_tasks, rows):
         loginmod.write_state(Path(row["config"]), cfg)  # atomic; mode 0600 (URLs, no secrets, but local)
     result["seconds"] = round(time.monotonic() - t0, 3)
     return result

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import ast
 
+from sitectl.ops import task_formats
+
 WEBARENA = "webarena"
 VISUALWEBARENA = "visualwebarena"
 #: BrowserGym's ``webarenalite`` evaluator (research/family-formats.md §3.3): WebArena's
@@ -58,21 +60,12 @@ CONTENT_KEYS = {
     WEBARENA_LITE: ("exact_match", "must_include", "fuzzy_match"),
     VISUALWEBARENA: ("exact_match", "must_include", "must_exclude", "required_values", "fuzzy_match"),
 }
-#: Task fields only VisualWebArena's task files carry (research/family-formats.md).
-_VWA_FIELDS = ("image", "visual_difficulty", "reasoning_difficulty", "overall_difficulty")
-
-
 def evaluator_of(tasks: list[dict]) -> str:
-    """The evaluator a task file is written for: VisualWebArena's when any task carries one of its
-    own fields (``image``, ``visual_difficulty``, ...) or a ``classifieds`` site; WebArena-Lite's
-    (BrowserGym's ``webarenalite``) when tasks carry ``old_task_id``; else WebArena's
-    (WebArena-Verified keeps WebArena's ``program_html``)."""
-    for t in tasks:
-        if any(k in t for k in _VWA_FIELDS) or "classifieds" in (t.get("sites") or []):
-            return VISUALWEBARENA
-    if any("old_task_id" in t for t in tasks):
-        return WEBARENA_LITE
-    return WEBARENA
+    """The evaluator a task file is written for, from its format (:func:`sitectl.ops.task_formats.detect`):
+    VisualWebArena's, WebArena-Lite's (BrowserGym's ``webarenalite``), else WebArena's
+    (WebArena-Verified has no ``program_html``: nothing is read)."""
+    fmt = task_formats.detect(tasks)
+    return {task_formats.VISUALWEBARENA: VISUALWEBARENA, task_formats.WEBARENA_LITE: WEBARENA_LITE}.get(fmt, WEBARENA)
 
 
 def _python_call(text: str, evaluator: str, placeholder: str, what: str) -> str | None:

@@ -5,29 +5,26 @@ import concurrent.futures
 import json
 import re
 from collections import defaultdict
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import requests
 
 from sitectl.errors import LoginError, SiteUnhealthy, UsageError
-from sitectl.ops import task_evals
+from sitectl.ops import task_evals, task_formats
 from sitectl.sites import DRIVERS, driver_for
 from sitectl.stack.target import Target
 
 #: Substitution order of WebArena's ``scripts/generate_test_data.py`` (webarena-official.md §2).
-WEBARENA_ORDER = ("GITLAB", "REDDIT", "SHOPPING", "SHOPPING_ADMIN", "WIKIPEDIA", "MAP", "HOMEPAGE")
-#: Tokens WebArena fills at evaluation time, not from the environment.
-EVAL_TIME_TOKENS = {"__last_url__", "__page__"}
-_TOKEN = re.compile(r"__[A-Za-z_]+?__")
-MULTI_TAB = " |AND| "
-
-
-def site_comb_from_state_path(path: str) -> list[str]:
-    """WebArena's ``get_site_comb_from_filepath``: ``./.auth/gitlab.reddit_state.json`` gives
-    ``["gitlab", "reddit"]`` (basename, ``rsplit("_", 1)[0]``, ``split(".")``;
-    webarena-official.md §3.2)."""
-    return PurePosixPath(path).name.rsplit("_", 1)[0].split(".")
+WEBARENA_ORDER = ("GITLAB", "REDDIT", "SHOPPING", "SHOPPING_ADMIN", "WIKIPEDIA", "MAP", "HOMEPAGE", "CLASSIFIEDS")
+#: Tokens filled at evaluation time, not from the environment: WebArena's ``__last_url__`` and
+#: ``__page__``; WebArena-Verified's ``__SSH_HOST__`` (in expected answers only, never filled in).
+EVAL_TIME_TOKENS = {"__last_url__", "__page__", "__SSH_HOST__"}
+#: A site placeholder: upper case (``__SHOPPING__``); ``fotorama__stage__frame``, a CSS class in
+#: VisualWebArena's checks, is none.
+_TOKEN = re.compile(r"__[A-Z][A-Z_]*?__")
+MULTI_TAB = task_formats.MULTI_TAB
+site_comb_from_state_path = task_formats.site_comb_from_state_path
 
 
 def substitute(text: str, env: dict[str, str | None]) -> str:
@@ -60,11 +57,17 @@ def load_tasks(path: Path) -> list[dict]:
         data = [data]
     if not isinstance(data, list) or not data:
         raise UsageError(f"{path}: not a WebArena task file (a non-empty list of task objects)")
+    objects = [t for t in data if isinstance(t, dict)]
+    fmt = task_formats.detect(objects)
     for i, task in enumerate(data):
         where = f"{path}: task #{i}" + (f" (task_id {task.get('task_id')!r})" if isinstance(task, dict) else "")
         if not isinstance(task, dict):
             raise UsageError(f"{where}: not an object")
-        if not isinstance(task.get("start_url"), str):
+        if fmt == task_formats.WEBARENA_VERIFIED:
+            urls = task.get("start_urls")
+            if not isinstance(urls, list) or not urls or not all(isinstance(u, str) and u for u in urls):
+                raise UsageError(f"{where}: field 'start_urls' must be a non-empty list of URLs (WebArena-Verified's format)")
+        elif not isinstance(task.get("start_url"), str):
             raise UsageError(f"{where}: field 'start_url' must be a string")
         if task.get("storage_state") is not None and not isinstance(task["storage_state"], str):
             raise UsageError(f"{where}: field 'storage_state' must be a string or null")
@@ -77,10 +80,12 @@ def load_tasks(path: Path) -> list[dict]:
 def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evaluator: str | None = None) -> dict:
     """Check each task against the running stack.
 
-    A task is served when (1) every placeholder in the whole task resolves to a site of the
-    stack and none is left (other than ``__last_url__``/``__page__``), (2) its
-    ``storage_state`` file name parses to sites that have a login and an account,
-    (3) every start URL (split on `` |AND| ``) answers HTTP 200 to a session logged in as the
+    The file's format (:mod:`sitectl.ops.task_formats`: WebArena, WebArena-Lite,
+    VisualWebArena, WebArena-Verified) says where each task's start URLs and login are. A task is
+    served when (1) every placeholder in the whole task resolves to a site of the stack and none
+    is left (other than :data:`EVAL_TIME_TOKENS`), (2) its ``storage_state`` file name (where the
+    format has one) parses to sites that have a login and an account,
+    (3) every start URL (one per tab) answers HTTP 200 to a session logged in as the
     site's default account, on the site's own origin, and (4) the evaluator can run each of its
     ``program_html`` checks (:func:`sitectl.ops.task_evals.program_html_problems`; ``evaluator``:
     ``webarena``, ``webarena-lite`` or ``visualwebarena``, default from the tasks' fields).
@@ -90,7 +95,8 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evalua
         [{"task_id", "reason"}], "unique_start_urls"}``
     """
     evaluator = evaluator or task_evals.evaluator_of(tasks)
-    env = {s.env_var: target.url(s) for s in target.stack.sites.values()}
+    fmt = task_formats.detect(tasks)
+    env = task_formats.variables(fmt, {s.env_var: target.url(s) for s in target.stack.sites.values()})
     by_origin = {}
     for s in target.stack.sites.values():
         by_origin[f"{urlsplit(target.url(s)).scheme}://{urlsplit(target.url(s)).netloc}"] = s
@@ -141,8 +147,8 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evalua
             return f"GET {url}: HTTP {r.status_code}"
         return None
 
-    all_urls = sorted({u for t in tasks for u in substitute(t["start_url"], env).split(MULTI_TAB)
-                       if not _TOKEN.search(u)})
+    all_urls = sorted({substitute(u, env) for t in tasks for u in task_formats.start_urls(t, fmt)
+                       if not _TOKEN.search(substitute(u, env))})
     # Log in first, one site at a time, so concurrent URL checks share sessions.
     for u in all_urls:
         try:
@@ -170,13 +176,12 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evalua
         if left:
             reasons.append(f"unresolved placeholder(s) {', '.join(left)}")
         reasons += task_evals.program_html_problems(json.loads(text), evaluator)
-        st = t.get("storage_state")
+        comb, st = task_formats.login_sites(t, fmt, loginable)
         if st:
-            comb = site_comb_from_state_path(st)
             bad = [c for c in comb if c not in loginable]
             if bad:
-                reasons.append(f"storage_state {st}: no login for {', '.join(bad)}")
-        for u in substitute(t["start_url"], env).split(MULTI_TAB):
+                reasons.append(f"storage_state {t['storage_state']}: no login for {', '.join(bad)}")
+        for u in (substitute(x, env) for x in task_formats.start_urls(t, fmt)):
             if _TOKEN.search(u):
                 continue  # already reported as unresolved
             if url_status.get(u):
@@ -188,5 +193,6 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evalua
             by_site[s]["served"] += ok
         if not ok:
             failures.append({"task_id": tid, "reason": "; ".join(reasons)})
-    return {"total": len(tasks), "served": served, "evaluator": evaluator, "unique_start_urls": len(all_urls),
+    return {"total": len(tasks), "served": served, "format": fmt, "evaluator": evaluator,
+            "unique_start_urls": len(all_urls),
             "by_site": dict(by_site), "failures": failures}

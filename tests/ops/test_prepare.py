@@ -191,3 +191,23 @@ def test_pytest_plugin_fixture(mini, tmp_path):
                        capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert "1 passed" in p.stdout and "1 error" in p.stdout, p.stdout[-3000:]
     assert "needs @pytest.mark.sitectl_sites" in p.stdout
+
+
+def test_a_webarena_verified_task_is_prepared_in_its_own_format(mini, tmp_path):
+    """Issue 19, item 3: WebArena-Verified names no storage_state and its evaluator matches
+    `__SITE__` templates in its expected answers: only start_urls are filled in, no field is
+    added (its loader forbids extra fields), and each site of the task with a login gets a state."""
+    src = TASK_FILE.parents[1] / "webarena-verified/webarena-verified.json"
+    raw = next(t for t in json.loads(src.read_text()) if t["task_id"] == 293)  # gitlab; __SSH_HOST__ in its answer
+    code, res = cli("task", "prepare", str(src), "--task-id", "293", "--out", str(tmp_path), "--json")
+    assert code == 0 and res["format"] == "webarena-verified", res
+    cfg = json.loads((tmp_path / "293.json").read_text())
+    assert sorted(cfg) == sorted(raw) and cfg["eval"] == raw["eval"], cfg
+    assert cfg["start_urls"] == [u.replace("__GITLAB__", mini.url(mini.stack.sites["gitlab"])) for u in raw["start_urls"]]
+    (row,) = res["tasks"]
+    assert row["storage_state"] is None and row["reset_flag"] is None
+    assert row["states"] == [str(tmp_path.resolve() / ".auth" / "gitlab_state.json")] and res["reset"] == ["gitlab"]
+    state = json.loads(Path(row["states"][0]).read_text())
+    site = mini.stack.sites["gitlab"]
+    drv = driver_for(site.kind.value, mini.url(site))
+    assert drv.check_session(loginmod.session_from_state(state), site.account()).state == "logged_in"

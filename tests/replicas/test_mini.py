@@ -164,6 +164,21 @@ def test_task_file_all_812_tasks_served(mini):
     assert data["total"] == data["served"] == 812
 
 
+@pytest.mark.parametrize("name,fmt,n", [
+    ("webarena-lite/test_webarena_lite.raw.json", "webarena-lite", 165),
+    ("webarena-verified/webarena-verified.json", "webarena-verified", 812),
+    ("webarena-verified/webarna-verfied-hard.json", "webarena-verified", 258),
+    ("visualwebarena/test_webarena.raw.json", "webarena", 812),
+])
+def test_the_familys_webarena_task_files_are_all_served(mini, name, fmt, n):
+    """Issue 19, item 3: WebArena-Lite's and WebArena-Verified's files, and VisualWebArena's
+    copy of WebArena's, each read in its own format (start_urls lists, no storage_state,
+    old_task_id), every task served on the mini stack."""
+    code, data = cli_json("tasks", "check", str(TASK_FILE.parents[1] / name))
+    assert code == 0, data.get("failures", data)[:10] if isinstance(data, dict) else data
+    assert data["format"] == fmt and data["total"] == data["served"] == n
+
+
 def test_tasks_check_names_a_check_the_evaluator_cannot_run(mini, tmp_path):
     """Issue 18, item 8: a task whose program_html locator WebArena's evaluator cannot run (an
     unknown helper; a spread it does not recognise) is not served, and the reason names it."""
