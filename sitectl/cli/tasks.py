@@ -59,10 +59,13 @@ def tasks_check(target: Target, as_json: bool, path: Path, evaluator: str):
               show_default=True, help="Folder of the ready configs (<task_id>.json) and their storage states (.auth/).")
 @click.option("--dry-run", is_flag=True, help="Preflight and show the plan; reset, log in and write nothing.")
 @click.option("--no-reset", is_flag=True, help="Do not reset the sites the tasks touch.")
+@click.option("--images-root", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="Folder VisualWebArena's relative image paths are read from (its checkout; default: the working folder).")
 @click.option("--urls-from-env", is_flag=True,
               help="Take the site URLs from WebArena's variables in the environment (SHOPPING, ...), as the harness will.")
 @target_options
-def tasks_prepare(target: Target, as_json: bool, path: Path, task_ids, all_tasks, out_dir, dry_run, no_reset, urls_from_env):
+def tasks_prepare(target: Target, as_json: bool, path: Path, task_ids, all_tasks, out_dir, dry_run, no_reset, urls_from_env,
+                  images_root):
     """Make tasks ready: preflight their URLs, reset their sites, log in their storage state,
     and write the substituted config. PATH holds one task, or a task file with --task-id/--all."""
     data = taskmod.load_tasks(path)
@@ -79,7 +82,7 @@ def tasks_prepare(target: Target, as_json: bool, path: Path, task_ids, all_tasks
     else:
         raise UsageError(f"{path} holds {len(data)} tasks: choose with --task-id ID or --all")
     res = prep.prepare(target, chosen, out_dir, environ=dict(os.environ) if urls_from_env else None,
-                       dry_run=dry_run, reset=not no_reset, reporter=_reporter(as_json))
+                       dry_run=dry_run, reset=not no_reset, reporter=_reporter(as_json), images_root=images_root)
     if as_json:
         return res
     verb = "would" if dry_run else "did"

@@ -18,7 +18,7 @@ from sitectl import http
 from sitectl.engine import DockerEngine, Engine
 from sitectl.errors import LoginsFailed, PreflightFailed, UsageError
 from sitectl.ops import login as loginmod
-from sitectl.ops import task_formats
+from sitectl.ops import task_formats, task_images
 from sitectl.ops.login import pairs_for
 from sitectl.ops.reset import reset as reset_op
 from sitectl.ops.tasks import EVAL_TIME_TOKENS, WEBARENA_ORDER, site_comb_from_state_path, substitute
@@ -177,7 +177,7 @@ def redirect_problem(base_url: str, timeout: float = 10.0) -> str | None:
 
 def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str] | None = None,
             dry_run: bool = False, reset: bool = True, engine: Engine | None = None,
-            reporter: Reporter = QUIET) -> dict:
+            reporter: Reporter = QUIET, images_root: Path | None = None) -> dict:
     """Prepare ``tasks`` (one, or a batch) and write their ready configs under ``out``.
 
     The tasks' format (:func:`sitectl.ops.task_formats.detect`) says where their start URLs
@@ -187,11 +187,13 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
     ``out/.auth``; WebArena-Verified, which names none: each site of its tasks that has a login,
     ``<site>_state.json``); write ``out/<task_id>.json``: the task as its harness fills it in
     (:func:`fill`) with ``storage_state`` set to the fresh file's absolute path where the format
-    has that field.
+    has that field. A task's input images (VisualWebArena's ``image``) are read before anything
+    changes: URLs over HTTP, paths under ``images_root`` (default: the working folder, as
+    VisualWebArena's harness reads them; :func:`sitectl.ops.task_images.check_image`).
 
     Returns:
         ``{"format", "tasks": [{"task_id", "config", "storage_state", "states", "sites",
-        "reset_flag"}], "reset": [site], "logins": [state file], "dry_run", "seconds"}``; with
+        "reset_flag", "images"}], "reset": [site], "logins": [state file], "dry_run", "seconds"}``; with
         ``dry_run`` the same plan with nothing reset, logged in or written.
 
     Raises:
@@ -226,6 +228,17 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
         msg = redirect_problem(urls[var])
         if msg:
             problems.append(f"{var}: {msg}")
+    images: dict[str, list[str]] = {}
+    checked: dict[str, tuple[str, str | None]] = {}
+    root = images_root or Path.cwd()
+    for t in tasks:
+        for ref in task_images.image_refs(fill(t, urls, fmt)):
+            if ref not in checked:
+                checked[ref] = task_images.check_image(ref, root)
+            resolved, why = checked[ref]
+            images.setdefault(str(t.get("task_id")), []).append(resolved)
+            if why:
+                problems.append(f"task {t.get('task_id')}: {why}")
     if problems:
         raise PreflightFailed(problems)
     to_reset = [target.stack.sites[s] for s in touched if target.stack.sites[s].mutable]
@@ -241,7 +254,8 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
         plan_tasks.append((t, cfg))
         rows.append({"task_id": t.get("task_id"), "config": str((out / f"{t['task_id']}.json").resolve()),
                      "storage_state": cfg.get("storage_state"), "states": [str(auth / x) for x in states],
-                     "sites": t.get("sites", []), "reset_flag": task_formats.reset_flag(t, fmt)})
+                     "sites": t.get("sites", []), "reset_flag": task_formats.reset_flag(t, fmt),
+                     "images": images.get(str(t.get("task_id")), [])})
     combos = sorted({Path(x).name for r in rows for x in r["states"]})
     result = {"format": fmt, "tasks": rows, "reset": [s.name for s in to_reset] if reset else [], "logins": combos,
               "dry_run": dry_run}

