@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STACK  ?= mini
 
-.PHONY: up test lint install engine bullseye browser busybox webarena-client down clean-images
+.PHONY: up test lint install engine bullseye browser busybox webarena-client family-clients down clean-images
 
 $(BIN)/sitectl: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { apt-get update -q && apt-get install -y -q python3; }
@@ -64,6 +64,23 @@ $(PUNKT_TAB): $(WEBARENA_STAMP) scripts/make-punkt-tab.py
 
 webarena-client: browser $(WEBARENA_STAMP) $(PW_CHROME) $(PUNKT_TAB)
 
+# The family's BrowserGym clients (WebArena-Lite, WebArena-Verified) and the webarena-verified
+# library, unmodified, in their own venv: browsergym-webarena-verified 0.14.3 requires Python
+# 3.12 (Debian bookworm's is 3.11; this machine kind's pyenv has 3.12).
+FAMILY_VENV   := .venv-family
+FAMILY_PKGS   := browsergym-webarenalite==0.14.3 browsergym-webarena-verified==0.14.3 webarena-verified==1.2.3 playwright==1.44.0
+FAMILY_STAMP  := $(FAMILY_VENV)/.installed-family-0.14.3
+FAMILY_PYTHON ?= $(shell for p in $(HOME)/.pyenv/versions/3.12*/bin/python3.12 python3.12; do \
+	$$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null && { command -v $$p; break; }; done)
+
+$(FAMILY_STAMP):
+	@test -n "$(FAMILY_PYTHON)" || { echo "family-clients: no Python 3.12 (browsergym-webarena-verified requires it); give FAMILY_PYTHON=/path/to/python3.12" >&2; exit 1; }
+	@test -x $(FAMILY_VENV)/bin/python || $(FAMILY_PYTHON) -m venv $(FAMILY_VENV)
+	$(FAMILY_VENV)/bin/pip install -q $(FAMILY_PKGS)
+	@touch $@
+
+family-clients: browser $(FAMILY_STAMP) $(PW_CHROME) $(PUNKT_TAB)
+
 # The layer contracts (import-linter, pyproject.toml) and ruff; docs/architecture.md says why.
 lint: install
 	$(BIN)/lint-imports
@@ -71,7 +88,7 @@ lint: install
 
 # The test command (CI runs exactly this): the lint, then real Docker, real databases, real HTTP,
 # a real browser, and WebArena's own login client.
-test: install lint engine bullseye browser busybox webarena-client
+test: install lint engine bullseye browser busybox webarena-client family-clients
 	$(BIN)/pytest -q -ra --durations=25
 
 down: install
