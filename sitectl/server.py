@@ -31,8 +31,10 @@ from __future__ import annotations
 import hmac
 import json
 import re
+import socket
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -46,6 +48,8 @@ _TOKEN_PATH = re.compile(r"^/t/([^/]+)(/.*)\Z")
 _INSTANCE_PATH = re.compile(r"^/i/(\d{1,2})(/(?:reset|status))\Z")
 _LEASE_PATH = re.compile(r"^/l/([A-Za-z0-9_-]{1,64})(/(?:reset|status))\Z")
 MAX_BODY = 64 * 1024
+#: Seconds a client has to send one whole request (line, headers and body); then it is cut off.
+REQUEST_DEADLINE = 15.0
 
 
 class ResetServer(ThreadingHTTPServer):
@@ -79,7 +83,39 @@ class ResetServer(ThreadingHTTPServer):
         self._free = threading.BoundedSemaphore(self.max_handlers) if self.max_handlers else None
         self._busy = 0
         self._busy_lock = threading.Lock()
+        # Connections still sending their request, with the monotonic time they must be done by.
+        self._reading: dict[socket.socket, float] = {}
+        self._closed = threading.Event()
+        threading.Thread(target=self._watch, daemon=True, name="serve-deadlines").start()
         super().server_activate()
+
+    def reading(self, conn: socket.socket, on: bool) -> None:
+        """``conn`` starts (``on``) or ends receiving one request: it gets :data:`REQUEST_DEADLINE`
+        seconds for the request line, headers and body together."""
+        with self._busy_lock:
+            if on:
+                self._reading[conn] = time.monotonic() + REQUEST_DEADLINE
+            else:
+                self._reading.pop(conn, None)
+
+    def _watch(self) -> None:
+        # A client that trickles its request (a byte every few seconds keeps each read within the
+        # socket timeout) is cut off at the deadline, so that slow clients cannot hold every handler.
+        while not self._closed.wait(0.5):
+            now = time.monotonic()
+            with self._busy_lock:
+                late = [c for c, t in self._reading.items() if t < now]
+                for c in late:
+                    del self._reading[c]
+            for c in late:
+                try:
+                    c.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def server_close(self) -> None:
+        self._closed.set()
+        super().server_close()
 
     def process_request(self, request, client_address) -> None:
         # Blocks the accept loop while every handler is busy (the kernel keeps queueing); polled so
@@ -153,11 +189,35 @@ class Handler(BaseHTTPRequestHandler):
     timeout = 10  # seconds a connection may idle (keep-alive) or stall mid-request before it is closed
 
     # -- plumbing ----------------------------------------------------------------------------
+    def handle_one_request(self) -> None:
+        self.server.reading(self.connection, True)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.reading(self.connection, False)
+
+    def _received(self) -> None:
+        """The request is in: what follows (a reset's wait, the answer) is not under the deadline."""
+        self.server.reading(self.connection, False)
+
+    def _framing_problem(self) -> str | None:
+        """Why the request's body cannot be delimited safely, or None: two Content-Length values
+        that differ, or any Transfer-Encoding (a body the server would not read could be taken
+        for the next request by a proxy in front of it)."""
+        lengths = {v.strip() for v in self.headers.get_all("Content-Length") or []}
+        if len(lengths) > 1:
+            return "Content-Length given twice with different values"
+        if self.headers.get("Transfer-Encoding"):
+            return "Transfer-Encoding is not accepted: send a Content-Length"
+        return None
+
     def log_message(self, fmt, *args):  # the token must never reach a log
         if self.server.log is not None:
             self.server.log.write(f"[serve] {self.address_string()} {redact(fmt % args, self.server.token)}\n")
 
-    def _send(self, code: int, body, content_type: str | None = None) -> None:
+    def _send(self, code: int, body, content_type: str | None = None) -> bool:
+        """Answer; False (and the connection closed, nothing logged) when the client is gone."""
+        self._received()
         if not getattr(self, "_body_read", False) and self.headers.get("Content-Length", "0").strip() not in ("", "0"):
             self.close_connection = True  # an unread body must not be parsed as the next request
         if self.server.crowded():
@@ -166,14 +226,20 @@ class Handler(BaseHTTPRequestHandler):
             data, content_type = json.dumps(body, default=str).encode(), "application/json"
         else:
             data = str(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", content_type or "text/plain; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", content_type or "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True
+            return False
+        return True
 
     def _route(self) -> tuple[str, bool]:
         """The path without a token prefix, and whether a valid token came with the request."""
@@ -197,6 +263,10 @@ class Handler(BaseHTTPRequestHandler):
             raise ValueError(f"Content-Length must be 0 to {MAX_BODY} bytes")
         raw = self.rfile.read(n) if n else b""
         self._body_read = True
+        self._received()
+        if len(raw) != n:
+            self.close_connection = True
+            raise ValueError(f"the body ended after {len(raw)} of its {n} bytes")
         if not raw.strip():
             return {}
         data = json.loads(raw)
@@ -214,7 +284,17 @@ class Handler(BaseHTTPRequestHandler):
             return f"instance {inst} is leased by {held.client}; its holder resets it through the lease"
         return None
 
+    def _refuse_framing(self) -> bool:
+        why = self._framing_problem()
+        if why:
+            self.close_connection = True
+            self._send(400, {"error": why})
+        return bool(why)
+
     def do_GET(self):
+        if self._refuse_framing():
+            return
+        self._received()
         path, authed = self._route()
         pool = self.server.pool
         inst, sub, lease_id = pool.default_instance, path, None
@@ -260,6 +340,8 @@ class Handler(BaseHTTPRequestHandler):
         return self._send(404, {"error": f"no such endpoint: GET {path}"})
 
     def do_POST(self):
+        if self._refuse_framing():
+            return
         path, authed = self._route()
         if not authed:
             return self._deny()
@@ -294,7 +376,9 @@ class Handler(BaseHTTPRequestHandler):
                 lease = pool.acquire(str(body.get("client", self.address_string())), float(ttl))
                 if lease is None:
                     return self._send(503, {"error": "no instance is free (all leased, resetting or failed)"})
-                return self._send(200, self._lease_body(lease))
+                if not self._send(200, self._lease_body(lease)):
+                    pool.release(lease.id)  # the client is gone: nobody holds the lease
+                return None
             m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})/heartbeat\Z", path)
             if m:
                 lease = pool.heartbeat(m.group(1))
@@ -307,6 +391,8 @@ class Handler(BaseHTTPRequestHandler):
         return self._send(404, {"error": f"no such endpoint: POST {path}"})
 
     def do_DELETE(self):
+        if self._refuse_framing():
+            return
         path, authed = self._route()
         if not authed:
             return self._deny()

@@ -20,6 +20,8 @@ class FaultProxy:
         fail_first: how many requests get 502 before the proxy starts forwarding.
         flap: every other request gets 502 (the 2nd, 4th, ...), for ever.
         drop_cookies_on: path prefixes whose requests are forwarded without their cookies.
+        secure_cookies: every Set-Cookie of the site gets ``Secure`` (as behind a TLS proxy that
+            the client then reaches over plain http: the cookie is never sent back).
         answer: path prefix -> (status, content type, body) answered instead of forwarding (a
             backend that answers wrongly: a tile server's error page served with 200, a
             geocoder with no results).
@@ -27,13 +29,15 @@ class FaultProxy:
     """
 
     def __init__(self, upstream: str, fail_first: int = 0, drop_cookies_on: tuple[str, ...] = (),
-                 flap: bool = False, answer: dict[str, tuple[int, str, bytes]] | None = None):
+                 flap: bool = False, answer: dict[str, tuple[int, str, bytes]] | None = None,
+                 secure_cookies: bool = False):
         self.upstream = upstream.rstrip("/")
         self.fail_first = fail_first
         self.flap = flap
         self.count = 0
         self.drop_cookies_on = drop_cookies_on
         self.answer = answer or {}
+        self.secure_cookies = secure_cookies
         self.seen: list[tuple[str, str, int]] = []
         self._lock = threading.Lock()
         proxy = self
@@ -73,7 +77,7 @@ class FaultProxy:
                 self.send_response(r.status_code)
                 for k, v in r.raw.headers.items():
                     if k.lower() not in HOP:
-                        self.send_header(k, v)
+                        self.send_header(k, v + "; Secure" if proxy.secure_cookies and k.lower() == "set-cookie" else v)
                 self.send_header("Content-Length", str(len(r.content)))
                 self.end_headers()
                 self.wfile.write(r.content)

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import requests
 
 from sitectl import http
-from sitectl.errors import SiteUnhealthy
+from sitectl.errors import LoginNotApplied, SiteUnhealthy
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,9 @@ class SiteDriver:
     login_path: ClassVar[str] = ""
     #: Names of the cookies that carry the login (two sites on one host name must not share one).
     session_cookies: ClassVar[tuple[str, ...]] = ()
+    #: Other cookies the login form needs sent back (Postmill's ``_cookie_check``: without it
+    #: the form answers 403).
+    form_cookies: ClassVar[tuple[str, ...]] = ()
 
     def new_session(self) -> requests.Session:
         """Return a fresh ``requests.Session`` (:func:`sitectl.http.new_session`: a browser-like
@@ -159,13 +162,34 @@ class SiteDriver:
         """Join ``base_url`` and ``path`` (which starts with ``/``) without doubling slashes."""
         return self.base_url.rstrip("/") + path
 
+    def kept_session_cookie(self, session: requests.Session, page: requests.Response) -> None:
+        """After the login form's GET: when the site set its session cookie (one of
+        :attr:`session_cookies`, or of :attr:`form_cookies`) and the client would not send it back (a ``Secure`` cookie over http, a
+        ``Domain`` that does not match the host), no login can work (the form's CSRF token lives in
+        that session), and the refusal that would follow is not the account's fault.
+
+        Raises:
+            LoginNotApplied: the cookie was set and not kept (the message names it).
+        """
+        for r in [*page.history, page]:
+            # What the client would send back to the URL that set it (a Secure cookie is stored,
+            # and not sent over http; a foreign Domain is not stored).
+            sent = requests.cookies.get_cookie_header(session.cookies, requests.Request("GET", r.url).prepare()) or ""
+            kept = {c.split("=", 1)[0].strip() for c in sent.split(";") if "=" in c}
+            for c in r.raw.headers.getlist("Set-Cookie") if hasattr(r.raw, "headers") else []:
+                name = c.split("=", 1)[0].strip()
+                if name in (*self.session_cookies, *self.form_cookies) and name not in kept:
+                    raise LoginNotApplied(self.kind, f"the site set its cookie {name} at {r.url} but the client would not send it back "
+                                                     f"({c.split(';', 1)[1].strip() if ';' in c else 'no attributes'}): "
+                                                     "a Secure cookie over http, or a Domain other than the host in use")
+
     def get(self, session: requests.Session, path_or_url: str, **kw) -> requests.Response:
-        """GET with the driver's timeout; 5xx, connection errors and a redirect to another
+        """GET with the driver's timeout; 5xx, 429, connection errors and a redirect to another
         origin become ``SiteUnhealthy``."""
         return self._send(session, "GET", path_or_url, **kw)
 
     def post(self, session: requests.Session, path_or_url: str, **kw) -> requests.Response:
-        """POST with the driver's timeout; 5xx and connection errors become ``SiteUnhealthy``."""
+        """POST with the driver's timeout; 5xx, 429 and connection errors become ``SiteUnhealthy``."""
         return self._send(session, "POST", path_or_url, **kw)
 
     def _send(self, session, method, path_or_url, **kw) -> requests.Response:
@@ -175,8 +199,10 @@ class SiteDriver:
             r = session.request(method, url, **kw)
         except requests.RequestException as e:
             raise SiteUnhealthy(self.kind, f"{method} {url}: {type(e).__name__}: {e}") from e
-        if r.status_code >= 500:
-            raise SiteUnhealthy(self.kind, f"{method} {url}: HTTP {r.status_code}")
+        if r.status_code >= 500 or r.status_code == 429:
+            # 429: a throttle (GitLab's protected paths), a passing state like a 5xx, not an answer.
+            raise SiteUnhealthy(self.kind, f"{method} {url}: HTTP {r.status_code}"
+                                + (" (throttled; GitLab's protected paths allow again after 60 s)" if r.status_code == 429 else ""))
         if _origin(r.url) != _origin(url):
             # Magento (and GitLab's external_url) send every request to the configured base
             # URL: a host that differs from it is a configuration error, not a bad password.

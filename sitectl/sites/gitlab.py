@@ -25,7 +25,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from sitectl.errors import LoginError, LoginNotApplied, NoLoginForm, SiteUnhealthy
+from sitectl.errors import LoginError, LoginNotApplied, NoLoginForm
 from sitectl.sites.base import Account, ProbeResult, SiteDriver, register
 
 _TOKEN_RE = re.compile(
@@ -73,6 +73,7 @@ class GitLabDriver(SiteDriver):
                 or HTTP 429 from GitLab's protected-paths throttle (retry after 60 s).
         """
         page = self.get(session, self.login_path, allow_redirects=True)
+        self.kept_session_cookie(session, page)
         if page.status_code != 200:
             raise NoLoginForm(self.kind, f"GET {self.login_path} answered HTTP {page.status_code}")
         if urlsplit(page.url).path != self.login_path:
@@ -85,8 +86,6 @@ class GitLabDriver(SiteDriver):
         r = self.post(session, self.login_path, data={
             "authenticity_token": token, "user[login]": account.username,
             "user[password]": account.password, "user[remember_me]": "0"}, allow_redirects=False)
-        if r.status_code == 429:
-            raise SiteUnhealthy(self.kind, "POST /users/sign_in throttled (HTTP 429, protected paths); retry in 60 s")
         loc = r.headers.get("Location", "")
         if r.status_code in (301, 302, 303) and urlsplit(urljoin(r.url, loc)).path != self.login_path:
             if SESSION_COOKIE not in session.cookies:

@@ -59,6 +59,7 @@ class MagentoStorefront(SiteDriver):
 
     def login(self, session: requests.Session, account: Account) -> None:
         r = self.get(session, self.login_path)
+        self.kept_session_cookie(session, r)
         fk = form_key(r.text)
         if r.status_code != 200 or fk is None:
             # Already logged in sessions are redirected to /customer/account/.
@@ -107,6 +108,7 @@ class MagentoAdmin(SiteDriver):
 
     def login(self, session: requests.Session, account: Account) -> None:
         r = self.get(session, self.base_url)
+        self.kept_session_cookie(session, r)
         fk = form_key(r.text)
         if fk is None or 'name="login[username]"' not in r.text:
             if self.probe_logged_in(session, account).ok:

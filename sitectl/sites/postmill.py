@@ -50,6 +50,7 @@ class PostmillDriver(SiteDriver):
 
     kind: ClassVar[str] = "postmill"
     session_cookies = ("PHPSESSID", "REMEMBERME")  # research: contract-*.md (session cookie names)
+    form_cookies = ("_cookie_check",)  # GET /login sets it and redirects; the form needs it back
     login_path: ClassVar[str] = "/login"
     #: WebArena's probe path (``{REDDIT}/user/<username>/account``) and keyword.
     probe_keyword: ClassVar[str] = "Delete"
@@ -68,6 +69,7 @@ class PostmillDriver(SiteDriver):
             SiteUnhealthy: 5xx / timeout / connection error (from ``self.get``/``self.post``).
         """
         page = self._login_page(session)
+        self.kept_session_cookie(session, page)
         if page.status_code != 200:
             raise NoLoginForm(self.kind, f"GET {self.login_path} answered HTTP {page.status_code}")
         token = login_csrf(page.text)

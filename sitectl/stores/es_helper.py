@@ -203,7 +203,14 @@ def read_meta(path, name=None):
 
 
 def write_meta(path, meta):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    folder = os.path.dirname(path)
+    os.makedirs(folder, 0o700, exist_ok=True)
+    while folder == "/var/lib/sitectl" or folder.startswith("/var/lib/sitectl/"):
+        # root's alone (0700): the application's users can neither read nor change the records
+        if os.path.islink(folder) or not os.path.isdir(folder):
+            fail("%s is not a folder (a symlink or a file where sitectl's folder belongs)" % folder)
+        os.chmod(folder, 0o700)
+        folder = os.path.dirname(folder)
     tmp = path + ".new"
     try:
         os.unlink(tmp)  # a leftover (or a planted link) is removed, never followed

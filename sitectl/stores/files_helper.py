@@ -406,6 +406,32 @@ def remove(path):
         os.close(fd)
 
 
+#: sitectl's folder in a container: it and every folder below it that leads to a copy is
+#: root's alone (0700), so the application's users can neither read nor change a snapshot.
+PRIVATE = b"/var/lib/sitectl"
+
+
+def private_folders(path):
+    """Make ``path`` and its parents down from :data:`PRIVATE` (those that ``path`` lies under)
+    exist as real folders of mode 0700; a symlink on the way is refused (Refused)."""
+    path = os.fsencode(path).rstrip(b"/")
+    if not (path == PRIVATE or path.startswith(PRIVATE + b"/")):
+        os.makedirs(path, 0o700, exist_ok=True)
+        return
+    parts = path[len(PRIVATE):].split(b"/")
+    cur = PRIVATE
+    for part in [b""] + [p for p in parts if p]:
+        cur = cur + b"/" + part if part else cur
+        try:
+            os.mkdir(cur, 0o700)
+        except FileExistsError:
+            st = os.lstat(cur)
+            if not stat.S_ISDIR(st.st_mode):
+                raise Refused("%s is not a folder (a symlink or a file where sitectl's folder belongs)" % os.fsdecode(cur))
+            if stat.S_IMODE(st.st_mode) != 0o700:
+                os.chmod(cur, 0o700)
+
+
 def cmd_snapshot(live, snap, lst, old):
     os.umask(0)
     links = Links()
@@ -413,7 +439,8 @@ def cmd_snapshot(live, snap, lst, old):
         remove(snap)
         if os.path.lexists(old):
             os.remove(old)
-        os.makedirs(snap, 0o700)
+        private_folders(os.path.dirname(os.fsencode(snap)))
+        os.mkdir(snap, 0o700)
         if os.path.lexists(live):
             src = open_folder(live)
             dst = os.open(snap, DIR_FLAGS)

@@ -218,13 +218,25 @@ onway() {
 notlink() { if [ -h "$1" ] || { [ -e "$1" ] && [ ! -d "$1" ]; }; then rm -f -- "$1" || exit 1; fi; }
 
 hex() { tr '\n' '\000' | od -An -v -tx1; }
+# private DIR: DIR and its parents down from /var/lib/sitectl exist as real folders, mode 0700
+# (root's alone: the application's users can neither read nor change a snapshot).
+private() {
+  (umask 077 && mkdir -p -- "$1") || exit 1
+  p=$1
+  while :; do
+    case $p in /var/lib/sitectl|/var/lib/sitectl/*) ;; *) break ;; esac
+    if [ -h "$p" ] || [ ! -d "$p" ]; then echo "$p is not a folder (a symlink or a file where sitectl's folder belongs)" >&2; exit 1; fi
+    chmod 700 -- "$p" || exit 1
+    p=${p%/*}
+  done
+}
 
 case $mode in
   snapshot)  # LIVE SNAP LIST OLD
     live=$1 snap=$2 list=$3
     onway "" "${live#/}"
     if [ -h "$live" ]; then echo "$live is not a folder (a symlink where a folder is expected): not followed" >&2; exit 1; fi
-    rm -rf -- "$snap" "$4" "$list" "$list.new" && mkdir -p -- "$snap" || exit 1
+    rm -rf -- "$snap" "$4" "$list" "$list.new" && private "${snap%/*}" && mkdir -m 700 -- "$snap" || exit 1
     T=$(date +%s) || exit 1
     if [ -d "$live" ]; then cp -a -- "$live/." "$snap/" && copytimes "$live" "$snap" || exit 1; fi
     { printf '%s %s\n' "$MAGIC" "$T" && lst "$snap" "$T" "$list" | awk -v T="$T" -v TRAIL=1 "$FMT"; } > "$list.new"

@@ -194,3 +194,20 @@ def test_no_login_form_is_not_wrong_credentials(mini, tmp_path, site, path, answ
     assert code == 6 and res["sites"][0]["state"] == "no_login_form", res
     assert sent == [], sent  # no credentials went out
     assert not (tmp_path / "out" / f"{site}_state.json").exists()
+
+
+@pytest.mark.parametrize("site", ["reddit", "gitlab", "shopping"])
+def test_a_session_cookie_the_client_cannot_send_back_is_not_wrong_credentials(mini, tmp_path, site):
+    """Found by a breaker run: a session cookie the client stores but never sends back (here
+    `Secure` over plain http, as behind a TLS proxy reached without TLS) made the form's CSRF
+    check fail, and `login` blamed the password. It now says `login_not_applied` and names the
+    cookie, before any credentials are sent. The real replica is behind a proxy that marks its
+    cookies Secure."""
+    with FaultProxy(mini.url(mini.stack.sites[site]), secure_cookies=True) as proxy:
+        p = tmp_path / "stack.yaml"
+        p.write_text(f"extends: {ROOT / 'stacks/mini.yaml'}\nsites:\n  {site}:\n    url: \"{proxy.url}\"\n")
+        code, res = cli("login", site, "--stack", str(p), "--out", str(tmp_path / "out"), "--json")
+        posts = [x for x in proxy.seen if x[0] == "POST"]
+    (row,) = res["sites"]
+    assert code == 6 and row["state"] == "login_not_applied" and "would not send it back" in row["detail"], row
+    assert "Secure" in row["detail"] and posts == [], (row, posts)
