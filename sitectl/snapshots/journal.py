@@ -168,6 +168,21 @@ def clear_journal(target: Target) -> None:
     journal_path(target).unlink(missing_ok=True)
 
 
+def lock_holder(target: Target) -> dict | None:
+    """Who holds instance ``target.instance``'s lock right now (``{"pid", "what", "since"}``, as
+    the holder recorded it), or None when nobody does. Takes the lock for an instant when it is
+    free (never waits)."""
+    try:
+        with instance_lock(target, "a look at the lock", wait=False):
+            return None
+    except InstanceBusy:
+        try:
+            who = json.loads((_dir(target) / "instance.lock.owner").read_text())
+            return who if isinstance(who, dict) else {"what": "unknown"}
+        except (OSError, ValueError):
+            return {"what": "unknown"}
+
+
 #: How long recovery waits for commands of the interrupted reset still running in a container.
 LEFTOVER_EXEC_WAIT = 60.0
 

@@ -87,6 +87,10 @@ def load_manifest(path: Path) -> dict:
     except (ValueError, RecursionError) as e:
         raise _damaged(path, f"not JSON ({str(e)[:120]})") from None
     fault = manifest_fault(m)
+    if not fault and m.get("name", path.parent.name) != path.parent.name:
+        # The folder is the snapshot's name everywhere (copies, restores, prune): a manifest that
+        # names another snapshot would make its copies look unlisted, or another's look listed.
+        fault = f"it names snapshot {str(m.get('name'))[:40]!r} but lies in the folder of {path.parent.name!r}"
     if fault:
         raise _damaged(path, fault)
     return m

@@ -11,7 +11,7 @@ from sitectl.errors import DamagedRecord, SitectlError, StoreError, UsageError
 from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.jobs import jobs_paused
-from sitectl.snapshots.journal import instance_lock, wait_for_leftover_execs
+from sitectl.snapshots.journal import instance_lock, lock_holder, wait_for_leftover_execs
 from sitectl.snapshots.manifest import (
     GOLDEN,
     MANIFESTS,
@@ -165,6 +165,8 @@ def leftovers(target: Target, engine: Engine) -> list[dict]:
     Raises:
         EngineError: no engine; StoreError: a store could not list its copies.
     """
+    holder = lock_holder(target)
+    running = str(holder.get("what", "")) if holder else ""
     listed: dict[str, set[str]] = {}
     incomplete: dict[tuple[str, str], str] = {}
     damaged: set[str] = set()
@@ -187,6 +189,9 @@ def leftovers(target: Target, engine: Engine) -> list[dict]:
                 why = incomplete.get((site.name, name)) or (
                     f"snapshot {name!r} does not list {site.name}" if manifest_path(target, name).is_file()
                     else f"no manifest of snapshot {name!r} (a snapshot that failed or was killed before it was written)")
+                if running == f"snapshot create {name}":
+                    why = (f"`snapshot create {name}` is running now (pid {holder.get('pid', '?')}, since "
+                           f"{holder.get('since', '?')}): its manifest lists these copies when it ends")
                 out.append({"site": site.name, "store": st.label, "name": name, "why": why})
     return out
 

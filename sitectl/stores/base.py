@@ -41,6 +41,27 @@ def valid_names(names) -> set[str]:
     return {n for n in names if isinstance(n, str) and _SNAP_RE.match(n)}
 
 
+def hex_names(out: str, prefix: str = "") -> set[str]:
+    """:func:`valid_names` of the hex-encoded lines of ``out`` (a database's listing, one name
+    per line in hex, so that a name holding a newline reads as one name), less ``prefix``."""
+    names = []
+    for line in out.split():
+        try:
+            n = bytes.fromhex(line).decode("utf-8")
+        except ValueError:
+            continue
+        if n.startswith(prefix):
+            names.append(n[len(prefix):])
+    return valid_names(names)
+
+
+#: A shell listing of the folder "$1": the entries whose names are snapshot names (and end with
+#: "$2"), one per line; any other name (a newline in it, upper case, a dot) is never printed.
+LIST_NAMES_SH = ('cd "$1" 2>/dev/null || exit 0; for e in * .[!.]* ..?*; do [ -e "$e" ] || [ -h "$e" ] || continue; '
+                 'n=${e%"$2"}; [ "$n$2" = "$e" ] || continue; case $n in [a-z]*) case $n in *[!a-z0-9_]*) ;; '
+                 '*) printf "%s\\n" "$n" ;; esac ;; esac; done')
+
+
 @dataclass
 class Changes:
     """What changed in one store since its baseline snapshot.

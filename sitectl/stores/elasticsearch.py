@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sitectl.errors import StoreError
 from sitectl.stores import es_helper
-from sitectl.stores.base import Changes, Store, valid_names
+from sitectl.stores.base import LIST_NAMES_SH, Changes, Store, valid_names
 from sitectl.stores.files import PYTHON_SH, STUB_PY
 from sitectl.stores.transport import Command, ExecTransport
 
@@ -96,8 +96,12 @@ class ElasticsearchStore(Store):
         self._run("drop", name, self._meta(name), what=f"drop {name}")
 
     def held(self) -> set[str]:
-        out = self.transport.run(["sh", "-c", 'cd "$1" 2>/dev/null && ls -1A || true', "sh", ROOT], "list snapshot copies")
-        return valid_names(n[:-5] for n in out.splitlines() if n.endswith(".json"))
+        # The records, and the copy indices on the server (a snapshot that failed or was killed
+        # before its record was written leaves copies that no record names).
+        out = self.transport.run(["sh", "-c", LIST_NAMES_SH, "sh", ROOT, ".json"], "list snapshot copies")
+        got = self._run("held", what="list snapshot copies")
+        names = got.get("names", []) if isinstance(got, dict) else []
+        return valid_names(out.splitlines()) | valid_names(names)
 
     # -- detection --------------------------------------------------------------------------
     def detect_requests(self, name: str) -> list:

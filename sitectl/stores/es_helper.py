@@ -206,10 +206,11 @@ def write_meta(path, meta):
     folder = os.path.dirname(path)
     os.makedirs(folder, 0o700, exist_ok=True)
     while folder == "/var/lib/sitectl" or folder.startswith("/var/lib/sitectl/"):
-        # root's alone (0700): the application's users can neither read nor change the records
+        # the snapshots' folders root's alone (0700): the application's users can neither read
+        # nor change the records; /var/lib/sitectl writable by root only (its stage is read by others)
         if os.path.islink(folder) or not os.path.isdir(folder):
             fail("%s is not a folder (a symlink or a file where sitectl's folder belongs)" % folder)
-        os.chmod(folder, 0o700)
+        os.chmod(folder, os.stat(folder).st_mode & 0o755 if folder == "/var/lib/sitectl" else 0o700)
         folder = os.path.dirname(folder)
     tmp = path + ".new"
     try:
@@ -384,14 +385,28 @@ def digest(url, patterns, name=None, meta_path=None):
     return out
 
 
+def copies(url, name=None):
+    """The copy indices on the server (``sitectl-NAME-INDEX``), of snapshot ``name`` or of any:
+    also those a snapshot made before it failed or was killed, which no record names."""
+    got = obj(call(url, "GET", "/" + q("sitectl-%s-*" % name if name else "sitectl-*") + "?expand_wildcards=open,closed",
+                   ok404=True) or {}, "GET copies")
+    return sorted(n for n in got if isinstance(n, str) and n.startswith("sitectl-"))
+
+
+def held(url):
+    """The snapshot names of the copy indices on the server (a name holds no ``-``)."""
+    return {"names": sorted({n[len("sitectl-"):].split("-", 1)[0] for n in copies(url) if "-" in n[len("sitectl-"):]})}
+
+
 def drop(url, name, meta_path):
-    if not (os.path.exists(meta_path) or os.path.islink(meta_path)):
-        return None
-    meta = read_meta(meta_path)
-    if meta.get("name") == name:
-        for rec in meta["indices"].values():
-            call(url, "DELETE", "/" + q(rec["copy"]), ok404=True)
-    os.remove(meta_path)
+    if os.path.exists(meta_path) or os.path.islink(meta_path):
+        meta = read_meta(meta_path)
+        if meta.get("name") == name:
+            for rec in meta["indices"].values():
+                call(url, "DELETE", "/" + q(rec["copy"]), ok404=True)
+        os.remove(meta_path)
+    for n in copies(url, name):  # a failed or killed snapshot's copies, which no record names
+        call(url, "DELETE", "/" + q(n), ok404=True)
     return None
 
 
@@ -472,6 +487,8 @@ def main(argv):
         return digest(url, argv[2], *(argv[3:5] if len(argv) > 3 else ()))
     if mode == "drop":
         return drop(url, argv[2], argv[3])
+    if mode == "held":
+        return held(url)
     if mode == "export":
         return export(url, argv[2], argv[3], argv[4])
     if mode == "import":

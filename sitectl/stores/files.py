@@ -36,7 +36,7 @@ from pathlib import Path
 
 from sitectl.errors import StoreError
 from sitectl.stores import files_helper, files_sh
-from sitectl.stores.base import Changes, Store, valid_names
+from sitectl.stores.base import LIST_NAMES_SH, Changes, Store, valid_names
 from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_lines
 
 ROOT = "/var/lib/sitectl/snapshots/files"
@@ -429,8 +429,7 @@ class FilesStore(Store):
         self.transport.run(["rm", "-rf", f"{ROOT}/{name}"], f"drop snapshot {name}")
 
     def held(self) -> set[str]:
-        # The folder's entries, one per line; a name with a newline is no snapshot name anyway.
-        out = self.transport.run(["sh", "-c", 'cd "$1" 2>/dev/null && ls -1A || true', "sh", ROOT], "list snapshot copies")
+        out = self.transport.run(["sh", "-c", LIST_NAMES_SH, "sh", ROOT, ""], "list snapshot copies")
         return valid_names(out.splitlines())
 
     def export_payload(self, name: str, stage: str) -> str | None:

@@ -406,30 +406,41 @@ def remove(path):
         os.close(fd)
 
 
-#: sitectl's folder in a container: it and every folder below it that leads to a copy is
-#: root's alone (0700), so the application's users can neither read nor change a snapshot.
-PRIVATE = b"/var/lib/sitectl"
+#: sitectl's folder in a container: writable by root only (the stage below it is read by the
+#: database clients' own users, GitLab's gitlab-psql); its snapshots folder and every folder
+#: below it that leads to a copy is root's alone (0700), so the application's users can neither
+#: read nor change a snapshot.
+SITECTL_DIR = b"/var/lib/sitectl"
+PRIVATE = SITECTL_DIR + b"/snapshots"
+
+
+def _real_folder(path, mode):
+    try:
+        os.mkdir(path, mode)
+    except FileExistsError:
+        st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode):
+            raise Refused("%s is not a folder (a symlink or a file where sitectl's folder belongs)" % os.fsdecode(path))
+        return st
+    return os.lstat(path)
 
 
 def private_folders(path):
     """Make ``path`` and its parents down from :data:`PRIVATE` (those that ``path`` lies under)
-    exist as real folders of mode 0700; a symlink on the way is refused (Refused)."""
+    exist as real folders of mode 0700, and :data:`SITECTL_DIR` writable by root only; a
+    symlink on the way is refused (Refused)."""
     path = os.fsencode(path).rstrip(b"/")
     if not (path == PRIVATE or path.startswith(PRIVATE + b"/")):
         os.makedirs(path, 0o700, exist_ok=True)
         return
-    parts = path[len(PRIVATE):].split(b"/")
+    st = _real_folder(SITECTL_DIR, 0o755)
+    if stat.S_IMODE(st.st_mode) & 0o022:
+        os.chmod(SITECTL_DIR, stat.S_IMODE(st.st_mode) & ~0o022)
     cur = PRIVATE
-    for part in [b""] + [p for p in parts if p]:
+    for part in [b""] + [p for p in path[len(PRIVATE):].split(b"/") if p]:
         cur = cur + b"/" + part if part else cur
-        try:
-            os.mkdir(cur, 0o700)
-        except FileExistsError:
-            st = os.lstat(cur)
-            if not stat.S_ISDIR(st.st_mode):
-                raise Refused("%s is not a folder (a symlink or a file where sitectl's folder belongs)" % os.fsdecode(cur))
-            if stat.S_IMODE(st.st_mode) != 0o700:
-                os.chmod(cur, 0o700)
+        if stat.S_IMODE(_real_folder(cur, 0o700).st_mode) != 0o700:
+            os.chmod(cur, 0o700)
 
 
 def cmd_snapshot(live, snap, lst, old):

@@ -218,15 +218,16 @@ onway() {
 notlink() { if [ -h "$1" ] || { [ -e "$1" ] && [ ! -d "$1" ]; }; then rm -f -- "$1" || exit 1; fi; }
 
 hex() { tr '\n' '\000' | od -An -v -tx1; }
-# private DIR: DIR and its parents down from /var/lib/sitectl exist as real folders, mode 0700
-# (root's alone: the application's users can neither read nor change a snapshot).
+# private DIR: DIR and its parents down from /var/lib/sitectl/snapshots exist as real folders,
+# mode 0700 (root's alone: the application's users can neither read nor change a snapshot), and
+# /var/lib/sitectl is writable by root only (its stage is read by the database clients' users).
 private() {
   (umask 077 && mkdir -p -- "$1") || exit 1
   p=$1
   while :; do
     case $p in /var/lib/sitectl|/var/lib/sitectl/*) ;; *) break ;; esac
     if [ -h "$p" ] || [ ! -d "$p" ]; then echo "$p is not a folder (a symlink or a file where sitectl's folder belongs)" >&2; exit 1; fi
-    chmod 700 -- "$p" || exit 1
+    case $p in /var/lib/sitectl) chmod go-w -- "$p" ;; *) chmod 700 -- "$p" ;; esac || exit 1
     p=${p%/*}
   done
 }

@@ -35,7 +35,7 @@ import re
 
 from sitectl.errors import StoreError
 from sitectl.stores import cascades
-from sitectl.stores.base import Changes, Store, valid_names
+from sitectl.stores.base import Changes, Store, hex_names
 from sitectl.stores.literals import m_value, q_ident
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, take_when_quiet
 from sitectl.stores.transport import budget_chunks
@@ -963,8 +963,8 @@ class MysqlStore(Store):
         self.sql(f"DROP DATABASE IF EXISTS {q_ident(self.snap_db(name))}", f"drop snapshot {name}")
 
     def held(self) -> set[str]:
-        rows = self.sql("SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE 'sitectl\\_s\\_%'")
-        return valid_names(r[0][len("sitectl_s_"):] for r in rows)
+        rows = self.sql("SELECT HEX(schema_name) FROM information_schema.schemata WHERE schema_name LIKE 'sitectl\\_s\\_%'")
+        return hex_names("\n".join(r[0] for r in rows), "sitectl_s_")
 
     def export_payload(self, name: str, stage: str) -> str | None:
         out = f"{stage}/mysql-{self.db}.sql"

@@ -45,7 +45,7 @@ import json
 import uuid
 
 from sitectl.errors import StoreError
-from sitectl.stores.base import Changes, Store, valid_names
+from sitectl.stores.base import Changes, Store, hex_names
 from sitectl.stores.literals import pg_value
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, retry_deadlocks, take_when_quiet
 
@@ -943,8 +943,9 @@ class PostgresStore(Store):
         self.sql(f"DROP SCHEMA IF EXISTS {self.snap_schema(name)} CASCADE", f"drop snapshot {name}")
 
     def held(self) -> set[str]:
-        rows = self.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'sitectl\\_s\\_%'")
-        return valid_names(r[0][len("sitectl_s_"):] for r in rows)
+        rows = self.sql("SELECT encode(convert_to(nspname, 'UTF8'), 'hex') FROM pg_namespace "
+                        "WHERE nspname LIKE 'sitectl\\_s\\_%'")
+        return hex_names("\n".join(r[0] for r in rows), "sitectl_s_")
 
 
 def _group(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:

@@ -242,7 +242,8 @@ class RedisStore(Store):
 
     def held(self) -> set[str]:
         out = self._eval("redis.call('SELECT', 15) local k = redis.call('KEYS', 'sitectl:*') local seen = {} "
-                         "for i = 1, #k do local n = string.match(k[i], '^sitectl:([a-z][a-z0-9_]*)') "
+                         "for i = 1, #k do local n = string.match(k[i], '^sitectl:([a-z][a-z0-9_]*)$') "
+                         "or string.match(k[i], '^sitectl:([a-z][a-z0-9_]*)[:#]') "
                          "if n then seen[n] = true end end local o = {} for n in pairs(seen) do o[#o + 1] = n end "
                          "return table.concat(o, ' ')", what="list snapshot copies")
         return valid_names(str(out or "").split())

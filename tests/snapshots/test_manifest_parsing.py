@@ -116,6 +116,16 @@ def test_read_manifest_returns_what_write_manifest_wrote(target, state):
     assert read_manifest(target, "golden") == m
 
 
+def test_a_manifest_naming_another_snapshot_than_its_folder_is_damaged(target, state):
+    """Found by a breaker run: `part/manifest.json` saying `"name": "golden"` made `snapshot list`
+    show two golden rows and `snapshot list --all` offer part's listed copies for removal."""
+    write_manifest(target, "part", manifest("golden", {"shopping": 1}))
+    with pytest.raises(DamagedRecord, match=r"it names snapshot 'golden' but lies in the folder of 'part'"):
+        read_manifest(target, "part")
+    (row,) = list_snapshots(target)
+    assert row["name"] == "part" and "lies in the folder of 'part'" in row["damaged"], row
+
+
 def test_read_manifest_of_a_missing_snapshot_names_the_known_ones(target, state):
     with pytest.raises(UsageError) as e:
         read_manifest(target, "nope")
