@@ -60,6 +60,17 @@ CONTENT_KEYS = {
     WEBARENA_LITE: ("exact_match", "must_include", "fuzzy_match"),
     VISUALWEBARENA: ("exact_match", "must_include", "must_exclude", "required_values", "fuzzy_match"),
 }
+#: The shape each evaluator reads each key in (``exact_match`` is compared as a string, the
+#: lists are iterated and each item ``split(" |OR| ")``; a list ``fuzzy_match`` is joined by
+#: WebArena-Lite's, VisualWebArena's takes a string or a list).
+_CONTENT_TYPES = {
+    WEBARENA: {"exact_match": "str", "must_include": "list"},
+    WEBARENA_LITE: {"exact_match": "str", "must_include": "list", "fuzzy_match": "list"},
+    VISUALWEBARENA: {"exact_match": "str", "must_include": "list", "must_exclude": "list", "required_values": "list",
+                     "fuzzy_match": "either"},
+}
+#: Longer locators or helper calls are not read (a task file is data: its size is bounded here).
+MAX_CODE = 20_000
 def evaluator_of(tasks: list[dict]) -> str:
     """The evaluator a task file is written for, from its format (:func:`sitectl.ops.task_formats.detect`):
     VisualWebArena's, WebArena-Lite's (BrowserGym's ``webarenalite``), else WebArena's
@@ -72,11 +83,15 @@ def _python_call(text: str, evaluator: str, placeholder: str, what: str) -> str 
     """Why ``text`` (after ``func:``) cannot be ``eval``'d by ``evaluator``, or None. ``placeholder``
     is the token the evaluator replaces before ``eval`` (``__page__`` by ``page``,
     ``__last_url__`` by a URL inside the quotes it stands in)."""
+    if len(text) > MAX_CODE:
+        return f"{what} func: is {len(text)} characters long (more than {MAX_CODE} are not read)"
     code = text.replace("__page__", "page") if placeholder == "__page__" else text.replace(placeholder, "http://x/")
     try:
         tree = ast.parse(code.strip(), mode="eval")
     except SyntaxError as e:
-        return f"{what} func:{text!r} is not a Python expression ({e.msg})"
+        return f"{what} func:{text[:80]!r} is not a Python expression ({e.msg})"
+    except (RecursionError, MemoryError, ValueError) as e:
+        return f"{what} func:{text[:80]!r} cannot be read ({type(e).__name__})"
     call = tree.body
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
         return f"{what} func:{text!r} is not a call of a helper function"
@@ -91,20 +106,42 @@ def _python_call(text: str, evaluator: str, placeholder: str, what: str) -> str 
     return None
 
 
-def _js_unbalanced(js: str) -> str | None:
-    """Where the brackets or quotes of ``js`` do not pair up, or None. Strings ('', "", ``),
-    comments and regular-expression literals after ``(``, ``,``, ``=`` or ``:`` are skipped."""
-    pairs, stack, i, n = {")": "(", "]": "[", "}": "{"}, [], 0, len(js)
-    prev = ""  # the last significant character: a / after it starts a regex literal, not a division
+_REGEX_AFTER = set("(,=:[!&|?{};>+-*%~^<")
+_REGEX_AFTER_WORDS = {"return", "typeof", "case", "do", "else", "in", "instanceof", "new", "delete", "void",
+                      "throw", "yield", "await", "of"}
+
+
+class _Unbalanced(Exception):
+    pass
+
+
+def _scan(js: str, i: int, closing: str | None) -> int:
+    """Scan JavaScript from ``i`` until ``closing`` (a ``}`` that ends a template's ``${``) or the
+    end; returns where it stopped. Raises _Unbalanced with where the pairs do not match."""
+    pairs, stack, n = {")": "(", "]": "[", "}": "{"}, [], len(js)
+    prev, word = "", ""  # the last significant character, and the identifier it ended (if any)
     while i < n:
         c = js[i]
-        if c in "'\"`":
+        if c in "'\"":
             j = i + 1
-            while j < n and js[j] != c:
+            while j < n and js[j] != c and js[j] != "\n":
                 j += 2 if js[j] == "\\" else 1
+            if j >= n or js[j] != c:
+                raise _Unbalanced(f"a {c} quote opened at character {i + 1} is never closed")
+            i, prev, word = j + 1, c, ""
+            continue
+        if c == "`":
+            j = i + 1
+            while j < n and js[j] != "`":
+                if js[j] == "\\":
+                    j += 2
+                elif js.startswith("${", j):
+                    j = _scan(js, j + 2, "}") + 1
+                else:
+                    j += 1
             if j >= n:
-                return f"a {c} quote opened at character {i + 1} is never closed"
-            i, prev = j + 1, c
+                raise _Unbalanced(f"a ` template opened at character {i + 1} is never closed")
+            i, prev, word = j + 1, "`", ""
             continue
         if js.startswith("//", i):
             j = js.find("\n", i)
@@ -113,29 +150,59 @@ def _js_unbalanced(js: str) -> str | None:
         if js.startswith("/*", i):
             j = js.find("*/", i + 2)
             if j < 0:
-                return f"a comment opened at character {i + 1} is never closed"
+                raise _Unbalanced(f"a comment opened at character {i + 1} is never closed")
             i = j + 2
             continue
-        if c == "/" and prev in ("", "(", ",", "=", ":", "[", "!", "&", "|", "?", "{", "}", ";"):
-            j = i + 1
-            while j < n and js[j] not in "/\n":
-                j += 2 if js[j] == "\\" else 1
+        if c == "/" and (prev == "" or prev in _REGEX_AFTER or (word and word in _REGEX_AFTER_WORDS)):
+            j, in_class = i + 1, False
+            while j < n and js[j] != "\n" and (in_class or js[j] != "/"):
+                if js[j] == "\\":
+                    j += 1
+                elif js[j] == "[":
+                    in_class = True
+                elif js[j] == "]":
+                    in_class = False
+                j += 1
             if j >= n or js[j] != "/":
-                return f"a regular expression opened at character {i + 1} is never closed"
-            i, prev = j + 1, "/"
+                raise _Unbalanced(f"a regular expression opened at character {i + 1} is never closed")
+            i, prev, word = j + 1, "/", ""
             continue
         if c in "([{":
             stack.append((c, i))
         elif c in ")]}":
+            if not stack and c == closing:
+                return i
             if not stack or stack[-1][0] != pairs[c]:
-                return f"{c!r} at character {i + 1} closes nothing open"
+                raise _Unbalanced(f"{c!r} at character {i + 1} closes nothing open")
             stack.pop()
+        if c.isalnum() or c in "_$":
+            word = word + c if prev and (prev.isalnum() or prev in "_$") else c
+        elif not c.isspace():
+            word = ""
         if not c.isspace():
             prev = c
         i += 1
     if stack:
         c, at = stack[-1]
-        return f"{c!r} opened at character {at + 1} is never closed"
+        raise _Unbalanced(f"{c!r} opened at character {at + 1} is never closed")
+    if closing:
+        raise _Unbalanced("a template's ${ is never closed")
+    return i
+
+
+def _js_unbalanced(js: str) -> str | None:
+    """Where the brackets, quotes, template literals (with their ``${...}``), comments or regular
+    expressions of ``js`` do not pair up, or None. A ``/`` starts a regular expression where an
+    operand may start (after an operator, a bracket, ``,``, ``;`` or a keyword such as
+    ``return``); a ``/`` inside a regular expression's ``[...]`` does not end it."""
+    if len(js) > MAX_CODE:
+        return f"{len(js)} characters long (more than {MAX_CODE} are not read)"
+    try:
+        _scan(js, 0, None)
+    except _Unbalanced as e:
+        return str(e)
+    except RecursionError:
+        return "templates nested too deeply to read"
     return None
 
 
@@ -198,7 +265,12 @@ def program_html_problems(task: dict, evaluator: str) -> list[str]:
             if not keys:
                 out.append(f"{where}.required_contents has none of {', '.join(CONTENT_KEYS[evaluator])} "
                            f"(has {', '.join(map(str, req)) or 'nothing'})")
-            elif (keys[0] in ("must_include", "must_exclude") or (keys[0] == "fuzzy_match" and evaluator == WEBARENA_LITE)) \
-                    and not isinstance(req[keys[0]], list):
-                out.append(f"{where}.required_contents.{keys[0]} is not a list")
+            else:
+                want = _CONTENT_TYPES[evaluator][keys[0]]
+                v = req[keys[0]]
+                ok = isinstance(v, str) if want == "str" else (isinstance(v, list) and all(isinstance(x, str) for x in v)) \
+                    if want == "list" else (isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v)))
+                if not ok:
+                    shape = {"str": "a string", "list": "a list of strings", "either": "a string or a list of strings"}[want]
+                    out.append(f"{where}.required_contents.{keys[0]} is not {shape} (the evaluator reads {shape})")
     return out

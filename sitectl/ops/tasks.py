@@ -53,6 +53,8 @@ def load_tasks(path: Path) -> list[dict]:
         raise UsageError(f"{path}: not UTF-8 text (byte {e.start})") from None
     except json.JSONDecodeError as e:
         raise UsageError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: JSON nested too deeply to read (not a task file)") from None
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list) or not data:

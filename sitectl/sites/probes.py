@@ -76,7 +76,8 @@ def http_probe(url: str, probe: Probe, timeout: float = 10.0) -> tuple[bool, str
         return False, f"GET {url}: HTTP {r.status_code} still contains {probe.absent!r}"
     if probe.content_type:
         got = r.headers.get("Content-Type", "")
-        if not got.lower().startswith(probe.content_type.lower()):
+        media, want = got.split(";", 1)[0].strip().lower(), probe.content_type.lower()
+        if not (media == want or (want.endswith("/") and media.startswith(want))):
             return False, f"GET {url}: HTTP {r.status_code} with Content-Type {got or 'none'!r} (expected {probe.content_type})"
         if probe.content_type.lower() == "image/png" and not r.content.startswith(PNG_SIGNATURE):
             return False, f"GET {url}: HTTP {r.status_code} labelled image/png but not a PNG ({len(r.content)} bytes)"
@@ -95,7 +96,7 @@ def _json_nonempty(r, path: str) -> str:
     """"" when the JSON value at dotted ``path`` of the body is a non-empty list or object, else why not."""
     try:
         v = r.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile body nested too deeply is not JSON either
         return "is not JSON"
     for part in [p for p in path.split(".") if p]:
         if isinstance(v, list) and part.isdigit() and int(part) < len(v):

@@ -450,7 +450,7 @@ class Probe(_Strict):
         ``http``: GET ``path`` (relative to the site's base URL, or to its origin when
         ``from_origin``) without following redirects; passes when the status is in
         ``status``, ``contains`` (if set) is in the body and ``absent`` (if set) is not,
-        the Content-Type starts with ``content_type`` (if set; ``image/png`` also needs the PNG
+        the media type is ``content_type`` (if set; ``image/png`` also needs the PNG
         signature, RFC 2083 §3.1), and the JSON value at ``json_nonempty`` (if set: a dotted
         path, ``.`` for the whole body) is a non-empty list or object. A redirect to another origin
         always fails, naming both origins (Magento redirects to its configured base URL).
@@ -467,11 +467,12 @@ class Probe(_Strict):
     contains: str | None = None
     #: Text that must NOT be in the body (e.g. a placeholder a post-start step replaces).
     absent: str | None = None
-    #: The response's Content-Type must start with this (case-insensitive), e.g. ``image/png``.
-    content_type: str | None = None
+    #: The response's media type (its Content-Type without parameters, case-insensitive), e.g.
+    #: ``image/png``; one ending in ``/`` (``image/``) takes any subtype.
+    content_type: str | None = Field(default=None, min_length=1)
     #: Dotted path of a JSON value in the body that must be a non-empty list or object (``.``:
     #: the body itself), e.g. a geocoder's results.
-    json_nonempty: str | None = None
+    json_nonempty: str | None = Field(default=None, min_length=1)
     #: Fill stack placeholders (``{origin_shopping}`` ...) in ``contains`` and ``absent`` for
     #: the instance probed (off by default: bodies may hold literal braces).
     fill: StrictBool = False
@@ -488,6 +489,8 @@ class Probe(_Strict):
                     _check_placeholders(v)
         if self.type == "exec" and not self.argv:
             raise ValueError("an exec probe needs argv")
+        if self.type != "http" and (self.content_type or self.json_nonempty):
+            raise ValueError("content_type and json_nonempty are for http probes")
         if self.type in ("login_page", "login") and self.level == "ready":
             raise ValueError("login probes run in verify only (level: deep)")
         return self

@@ -73,11 +73,53 @@ def test_a_check_the_evaluator_cannot_run_is_named(locator, evaluator, why):
 @pytest.mark.parametrize("locator", [
     "", "document.querySelector('.a').outerText", "[...document.querySelectorAll('a')].map(e => e.href).join(' ')",
     "document.querySelector('[name=\"x\"]')?.value || ''", "document.body.innerText.match(/a[)(]b/g).length",
+    # Valid JavaScript a breaker run found refused (node parses every one): a / inside a regular
+    # expression's class, a regular expression after => or return, templates inside templates.
+    "document.URL.split(/[/?]/).length", "document.title.replace(/[/]/g, '-')",
+    "[...document.querySelectorAll('a')].filter(a => /\\(/.test(a.href)).length",
+    "[...document.querySelectorAll('a')].map(a => { return /'/.test(a.title) })",
+    "document.title + /[(]/.source", "document.title.includes(`${'`'}`)", "document.x(`a${`b${1}`}c`)",
+    "document.title.split('/').length / 2 / 1",
     "func:gitlab_get_project_memeber_role(__page__, 'byteblaze')",
     "func:shopping_get_sku_latest_review_rating('B09')",
 ])
 def test_what_webarena_runs_passes(locator):
     assert program_html_problems(task(locator), WEBARENA) == []
+
+
+def test_hostile_task_text_is_a_reason_not_a_crash():
+    """A breaker run crashed `tasks check` with a helper argument nested 30,000 deep
+    (RecursionError) and a 200,000-character one (MemoryError)."""
+    (p,) = program_html_problems(task(url="func:reddit_get_post_url(" + "-" * 200_000 + "1)"), WEBARENA)
+    assert "characters long" in p, p
+    (p,) = program_html_problems(task("func:gitlab_get_project_memeber_role(__page__, " + "+".join(["1"] * 6000) + ")"), WEBARENA)
+    assert "cannot be read (RecursionError)" in p or "neither a literal" in p, p
+    (p,) = program_html_problems(task("document.x(" + "`${" * 3000 + "1" + "}`" * 3000 + ")"), WEBARENA)
+    assert "nested too deeply" in p, p
+
+
+def test_a_task_file_nested_too_deeply_is_a_usage_error(tmp_path):
+    from sitectl.errors import UsageError
+    from sitectl.ops.tasks import load_tasks
+
+    f = tmp_path / "deep.json"
+    f.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(UsageError, match="nested too deeply"):
+        load_tasks(f)
+
+
+@pytest.mark.parametrize("required,evaluator,why", [
+    ({"exact_match": None}, WEBARENA, "exact_match is not a string"),
+    ({"exact_match": ["a"]}, WEBARENA, "exact_match is not a string"),
+    ({"must_include": [None, 1]}, WEBARENA, "must_include is not a list of strings"),
+    ({"must_exclude": "x"}, VISUALWEBARENA, "must_exclude is not a list of strings"),
+    ({"fuzzy_match": 3}, VISUALWEBARENA, "fuzzy_match is not a string or a list of strings"),
+])
+def test_required_contents_the_evaluator_would_crash_on_are_named(required, evaluator, why):
+    """The evaluators compare `exact_match` as a string and split every list item on ` |OR| `:
+    anything else raises inside them (WebArena's beartype check, `str.split`)."""
+    (p,) = program_html_problems(task(required=required), evaluator)
+    assert why in p, p
 
 
 def test_urls_and_required_contents_are_read_as_the_evaluator_does():
