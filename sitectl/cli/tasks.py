@@ -23,31 +23,42 @@ def tasks():
 
 
 @tasks.command("check")
-@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--evaluator", type=click.Choice(["auto", "webarena", "webarena-lite", "visualwebarena"]), default="auto",
               show_default=True,
-              help="Whose evaluator reads the tasks' program_html checks (auto: from the task file's fields).")
+              help="Whose evaluator reads the tasks' program_html checks (auto: from each task file's fields).")
 @target_options
-def tasks_check(target: Target, as_json: bool, path: Path, evaluator: str):
-    """Report per site how many tasks of a WebArena task file the running stack can serve
-    (placeholders, login states, start URLs, and program_html checks the evaluator can run)."""
-    report = taskmod.check_tasks(target, taskmod.load_tasks(path), evaluator=None if evaluator == "auto" else evaluator)
+def tasks_check(target: Target, as_json: bool, paths: tuple[Path, ...], evaluator: str):
+    """Report per site how many tasks of a task file of the WebArena family the running stack can
+    serve (placeholders, login states, start URLs, and program_html checks the evaluator can
+    run). Several files: one report each, then the total. Exits 8 when a task is not served."""
+    loaded = [(p, taskmod.load_tasks(p)) for p in paths]  # every file read (and refused) before any request
+    reports = [{"file": str(p), **taskmod.check_tasks(target, tasks, evaluator=None if evaluator == "auto" else evaluator)}
+               for p, tasks in loaded]
+    ok = all(r["served"] == r["total"] for r in reports)
     if as_json:
-        ok = report["served"] == report["total"]
+        body = reports[0] if len(reports) == 1 else {
+            "files": reports, "total": sum(r["total"] for r in reports), "served": sum(r["served"] for r in reports)}
         if not ok:
-            click.echo(json.dumps(report, indent=2))
+            click.echo(json.dumps(body, indent=2))
             sys.exit(8)
-        return report
-    t = Table("site(s)", "tasks", "served")
-    for s, r in sorted(report["by_site"].items()):
-        t.add_row(escape(s), str(r["tasks"]), str(r["served"]))
-    out.print(t)
-    for f in report["failures"][:20]:
-        out.print(f"[red]task {escape(str(f['task_id']))}[/red]: {escape(f['reason'])}")
-    out.print(f"{report['served']}/{report['total']} tasks served "
-              f"({report['unique_start_urls']} distinct start URLs checked; program_html read as "
-              f"{report['evaluator']}'s evaluator does)")
-    if report["served"] != report["total"]:
+        return body
+    for report in reports:
+        if len(reports) > 1:
+            out.print(f"[bold]{escape(report['file'])}[/bold] ({report['format']})")
+        t = Table("site(s)", "tasks", "served")
+        for s, r in sorted(report["by_site"].items()):
+            t.add_row(escape(s), str(r["tasks"]), str(r["served"]))
+        out.print(t)
+        for f in report["failures"][:20]:
+            out.print(f"[red]task {escape(str(f['task_id']))}[/red]: {escape(f['reason'])}")
+        out.print(f"{report['served']}/{report['total']} tasks served "
+                  f"({report['unique_start_urls']} distinct start URLs checked; program_html read as "
+                  f"{report['evaluator']}'s evaluator does)")
+    if len(reports) > 1:
+        out.print(f"{sum(r['served'] for r in reports)}/{sum(r['total'] for r in reports)} tasks served "
+                  f"in {len(reports)} files")
+    if not ok:
         sys.exit(8)
 
 

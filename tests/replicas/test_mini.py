@@ -179,6 +179,21 @@ def test_the_familys_webarena_task_files_are_all_served(mini, name, fmt, n):
     assert data["format"] == fmt and data["total"] == data["served"] == n
 
 
+def test_tasks_check_reports_several_files_one_by_one(mini, tmp_path):
+    """Issue 19, item 3: files of different formats in one call, a report per file and the
+    total; a file that cannot be read stops the call before any site is asked."""
+    lite = TASK_FILE.parents[1] / "webarena-lite/test_webarena_lite.raw.json"
+    hard = TASK_FILE.parents[1] / "webarena-verified/webarna-verfied-hard.json"
+    code, data = cli_json("tasks", "check", str(lite), str(hard))
+    assert code == 0 and data["total"] == data["served"] == 165 + 258, data
+    assert [(r["file"], r["format"], r["served"]) for r in data["files"]] == [
+        (str(lite), "webarena-lite", 165), (str(hard), "webarena-verified", 258)]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    code, out = cli("tasks", "check", str(lite), str(bad))
+    assert code == 2 and "bad.json" in out and "malformed JSON" in out, out
+
+
 def test_tasks_check_names_a_check_the_evaluator_cannot_run(mini, tmp_path):
     """Issue 18, item 8: a task whose program_html locator WebArena's evaluator cannot run (an
     unknown helper; a spread it does not recognise) is not served, and the reason names it."""
