@@ -144,11 +144,13 @@ class Environment:
         return Locators.for_target(self.target)
 
     def prepare(self, task: dict | list[dict], out: str | Path = "config_files", dry_run: bool = False,
-                reset: bool = True) -> dict:
-        """:func:`sitectl.ops.prepare.prepare` for one task (a dict of WebArena's task file)
-        or a list of them; returns its result (configs written under ``out``)."""
+                reset: bool = True, images_root: str | Path | None = None) -> dict:
+        """:func:`sitectl.ops.prepare.prepare` for one task (a dict of a task file of the WebArena
+        family) or a list of them; returns its result (configs written under ``out``).
+        ``images_root``: the folder VisualWebArena's relative image paths are read from
+        (default: the working folder)."""
 
         tasks = [task] if isinstance(task, dict) else list(task)
         return prepare(self.target, tasks, Path(out), dry_run=dry_run, reset=reset, engine=self.engine,
-                       reporter=self.reporter)
+                       reporter=self.reporter, images_root=Path(images_root) if images_root else None)
 

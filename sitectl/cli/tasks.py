@@ -52,9 +52,10 @@ def tasks_check(target: Target, as_json: bool, paths: tuple[Path, ...], evaluato
         out.print(t)
         for f in report["failures"][:20]:
             out.print(f"[red]task {escape(str(f['task_id']))}[/red]: {escape(f['reason'])}")
+        how = (f"program_html read as {report['evaluator']}'s evaluator does" if report["evaluator"]
+               else "no program_html in this format")
         out.print(f"{report['served']}/{report['total']} tasks served "
-                  f"({report['unique_start_urls']} distinct start URLs checked; program_html read as "
-                  f"{report['evaluator']}'s evaluator does)")
+                  f"({report['unique_start_urls']} distinct start URLs checked; {how})")
     if len(reports) > 1:
         out.print(f"{sum(r['served'] for r in reports)}/{sum(r['total'] for r in reports)} tasks served "
                   f"in {len(reports)} files")

@@ -195,6 +195,8 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evalua
             by_site[s]["served"] += ok
         if not ok:
             failures.append({"task_id": tid, "reason": "; ".join(reasons)})
-    return {"total": len(tasks), "served": served, "format": fmt, "evaluator": evaluator,
+    # WebArena-Verified's evaluators read a recording, not the page: it has no program_html to read.
+    return {"total": len(tasks), "served": served, "format": fmt,
+            "evaluator": None if fmt == task_formats.WEBARENA_VERIFIED else evaluator,
             "unique_start_urls": len(all_urls),
             "by_site": dict(by_site), "failures": failures}

@@ -204,13 +204,15 @@ def read_meta(path, name=None):
 
 def write_meta(path, meta):
     folder = os.path.dirname(path)
+    if folder.startswith("/var/lib/sitectl/"):
+        os.makedirs("/var/lib/sitectl", 0o755, exist_ok=True)
     os.makedirs(folder, 0o700, exist_ok=True)
     while folder == "/var/lib/sitectl" or folder.startswith("/var/lib/sitectl/"):
         # the snapshots' folders root's alone (0700): the application's users can neither read
         # nor change the records; /var/lib/sitectl writable by root only (its stage is read by others)
         if os.path.islink(folder) or not os.path.isdir(folder):
             fail("%s is not a folder (a symlink or a file where sitectl's folder belongs)" % folder)
-        os.chmod(folder, os.stat(folder).st_mode & 0o755 if folder == "/var/lib/sitectl" else 0o700)
+        os.chmod(folder, 0o755 if folder == "/var/lib/sitectl" else 0o700)
         folder = os.path.dirname(folder)
     tmp = path + ".new"
     try:

@@ -439,7 +439,8 @@ class FilesStore(Store):
 
     def import_payload(self, name: str, path: str, original: str) -> None:
         self.transport.run(["rm", "-rf", f"{ROOT}/{name}"], "drop old snapshot")
-        self.transport.run(["mkdir", "-p", f"{ROOT}/{name}"], "make snapshot folder")
+        # As a snapshot makes it: /var/lib/sitectl 0755, the snapshots' folders root's alone (0700).
+        self.transport.run(["sh", "-c", files_sh.PRIVATE_FOLDER_SH, "sh", f"{ROOT}/{name}"], "make snapshot folder")
         # --no-same-owner is not wanted: uploads keep their owners (www-data, git).
         self.transport.run(["tar", "-C", f"{ROOT}/{name}", "-xpf", path], f"{self.label} import")
 

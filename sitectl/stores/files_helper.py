@@ -427,15 +427,15 @@ def _real_folder(path, mode):
 
 def private_folders(path):
     """Make ``path`` and its parents down from :data:`PRIVATE` (those that ``path`` lies under)
-    exist as real folders of mode 0700, and :data:`SITECTL_DIR` writable by root only; a
-    symlink on the way is refused (Refused)."""
+    exist as real folders of mode 0700, and :data:`SITECTL_DIR` one of mode 0755 (written by
+    root only, passed through by the database clients' users); a symlink on the way is refused
+    (Refused)."""
     path = os.fsencode(path).rstrip(b"/")
     if not (path == PRIVATE or path.startswith(PRIVATE + b"/")):
         os.makedirs(path, 0o700, exist_ok=True)
         return
-    st = _real_folder(SITECTL_DIR, 0o755)
-    if stat.S_IMODE(st.st_mode) & 0o022:
-        os.chmod(SITECTL_DIR, stat.S_IMODE(st.st_mode) & ~0o022)
+    if stat.S_IMODE(_real_folder(SITECTL_DIR, 0o755).st_mode) != 0o755:
+        os.chmod(SITECTL_DIR, 0o755)
     cur = PRIVATE
     for part in [b""] + [p for p in path[len(PRIVATE):].split(b"/") if p]:
         cur = cur + b"/" + part if part else cur

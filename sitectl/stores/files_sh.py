@@ -219,19 +219,8 @@ notlink() { if [ -h "$1" ] || { [ -e "$1" ] && [ ! -d "$1" ]; }; then rm -f -- "
 
 hex() { tr '\n' '\000' | od -An -v -tx1; }
 # private DIR: DIR and its parents down from /var/lib/sitectl/snapshots exist as real folders,
-# mode 0700 (root's alone: the application's users can neither read nor change a snapshot), and
-# /var/lib/sitectl is writable by root only (its stage is read by the database clients' users).
-private() {
-  (umask 077 && mkdir -p -- "$1") || exit 1
-  p=$1
-  while :; do
-    case $p in /var/lib/sitectl|/var/lib/sitectl/*) ;; *) break ;; esac
-    if [ -h "$p" ] || [ ! -d "$p" ]; then echo "$p is not a folder (a symlink or a file where sitectl's folder belongs)" >&2; exit 1; fi
-    case $p in /var/lib/sitectl) chmod go-w -- "$p" ;; *) chmod 700 -- "$p" ;; esac || exit 1
-    p=${p%/*}
-  done
-}
-
+# mode 0700, and /var/lib/sitectl is 0755 (PRIVATE_FOLDER_SH below).
+PRIVATE_DEF
 case $mode in
   snapshot)  # LIVE SNAP LIST OLD
     live=$1 snap=$2 list=$3
@@ -327,4 +316,13 @@ case $mode in
   *) echo "unknown mode $mode" >&2; exit 1 ;;
 esac
 """
-PROGRAM = PROGRAM.replace("ENC_DEC\n", ENC_SH + DEC_SH)
+#: The folder "$1" under /var/lib/sitectl/snapshots and its parents made real folders of mode
+#: 0700 (root's alone: the application's users can neither read nor change a snapshot), and
+#: /var/lib/sitectl itself 0755 (written by root only; the stage below it is read by the
+#: database clients' own users, e.g. GitLab's gitlab-psql). Also used by the files store's import.
+PRIVATE_FOLDER_SH = ('[ -e /var/lib/sitectl ] || [ -h /var/lib/sitectl ] || mkdir -m 755 /var/lib/sitectl || exit 1; '
+                     '(umask 077 && mkdir -p -- "$1") || exit 1; p=$1; while :; do case $p in '
+                     '/var/lib/sitectl) chmod 755 -- "$p"; break ;; /var/lib/sitectl/*) ;; *) break ;; esac; '
+                     'if [ -h "$p" ] || [ ! -d "$p" ]; then echo "$p is not a folder (a symlink or a file where '
+                     'sitectl\'s folder belongs)" >&2; exit 1; fi; chmod 700 -- "$p" || exit 1; p=${p%/*}; done')
+PROGRAM = PROGRAM.replace("ENC_DEC\n", ENC_SH + DEC_SH).replace("PRIVATE_DEF\n", f"private() {{ ( {PRIVATE_FOLDER_SH} ) || exit 1; }}\n")
