@@ -85,9 +85,11 @@ class SiteUnhealthy(SitectlError):
 
     exit_code = 5
 
-    def __init__(self, site: str, detail: str):
+    def __init__(self, site: str, detail: str, retry_after: float | None = None):
         self.site = site
         self.detail = detail
+        #: Seconds the site asked to wait (a 429's Retry-After), or None.
+        self.retry_after = retry_after
         super().__init__(f"{site}: unhealthy: {detail}")
 
 

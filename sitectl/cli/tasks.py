@@ -33,7 +33,9 @@ def tasks_check(target: Target, as_json: bool, paths: tuple[Path, ...], evaluato
     serve (placeholders, login states, start URLs, and program_html checks the evaluator can
     run). Several files: one report each, then the total. Exits 8 when a task is not served."""
     loaded = [(p, taskmod.load_tasks(p)) for p in paths]  # every file read (and refused) before any request
-    reports = [{"file": str(p), **taskmod.check_tasks(target, tasks, evaluator=None if evaluator == "auto" else evaluator)}
+    sessions: dict = {}  # each site logged in once for all the files
+    reports = [{"file": str(p), **taskmod.check_tasks(target, tasks, evaluator=None if evaluator == "auto" else evaluator,
+                                                      sessions=sessions)}
                for p, tasks in loaded]
     ok = all(r["served"] == r["total"] for r in reports)
     if as_json:

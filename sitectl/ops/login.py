@@ -191,11 +191,16 @@ class SiteLogin:
         return d
 
 
+#: The longest wait a throttled site's Retry-After gets before the next try (GitLab's protected
+#: paths ask for 60 s).
+THROTTLE_WAIT = 90.0
+
+
 def login_site(target: Target, site: Site, role: str = DEFAULT_ROLE, attempts: int = 4) -> SiteLogin:
     """Log ``site`` in by HTTP form with the account of ``role`` and return its storage state.
 
     A site that is unhealthy (5xx, 429, timeout) is tried ``attempts`` times with growing
-    waits before it is reported ``unhealthy``; refused credentials are never retried (retries
+    waits (a 429's ``Retry-After``, at most :data:`THROTTLE_WAIT` s) before it is reported ``unhealthy``; refused credentials are never retried (retries
     would lock the account: GitLab locks after 10 failures, Magento admin after 6).
 
     Raises:
@@ -211,13 +216,16 @@ def login_site(target: Target, site: Site, role: str = DEFAULT_ROLE, attempts: i
     if not drv.has_login:
         raise UsageError(f"site {site.name!r} has no login")
     res = SiteLogin(site.name, role, account.username, "unhealthy", session_cookies=drv.session_cookies)
+    asked = 0.0  # what a throttled site asked to wait (Retry-After), at most THROTTLE_WAIT
     for i in range(attempts):
-        time.sleep(retry_wait(i))
+        time.sleep(max(retry_wait(i), asked))
+        asked = 0.0
         session = drv.new_session()
         try:
             drv.login(session, account)
         except SiteUnhealthy as e:
             res.detail = f"unhealthy: {e.detail}" + (f" (after {i + 1} tries)" if i else "")
+            asked = min(e.retry_after or 0.0, THROTTLE_WAIT) if i + 1 < attempts else 0.0
             continue
         except NoLoginForm as e:
             res.state, res.detail = "no_login_form", e.detail

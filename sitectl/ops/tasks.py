@@ -4,6 +4,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import re
+import time
 from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -79,7 +80,12 @@ def load_tasks(path: Path) -> list[dict]:
     return data
 
 
-def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evaluator: str | None = None) -> dict:
+#: The longest wait a throttled site's Retry-After gets before the one retry of a login.
+THROTTLE_WAIT = 90.0
+
+
+def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evaluator: str | None = None,
+                sessions: dict | None = None) -> dict:
     """Check each task against the running stack.
 
     The file's format (:mod:`sitectl.ops.task_formats`: WebArena, WebArena-Lite,
@@ -91,6 +97,10 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evalua
     site's default account, on the site's own origin, and (4) the evaluator can run each of its
     ``program_html`` checks (:func:`sitectl.ops.task_evals.program_html_problems`; ``evaluator``:
     ``webarena``, ``webarena-lite`` or ``visualwebarena``, default from the tasks' fields).
+    ``sessions``: a dict the logged-in sessions are kept in, to share between calls on the same
+    target (several files: each site is logged in once, GitLab throttles sign-ins). A login the
+    site throttles (HTTP 429) is tried once more after its ``Retry-After`` (at most
+    :data:`THROTTLE_WAIT` s).
 
     Returns:
         ``{"total", "served", "evaluator", "by_site": {site: {"tasks", "served"}}, "failures":
@@ -106,7 +116,16 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evalua
                  if "default" in s.accounts and DRIVERS[s.kind.value].has_login}
 
     # One logged-in session per site, made lazily and reused (WebArena logs in the same way).
-    sessions: dict[str, requests.Session | Exception] = {}
+    sessions = {} if sessions is None else sessions
+
+    def login(drv, s, site) -> None:
+        try:
+            drv.login(s, site.account("default"))
+        except SiteUnhealthy as e:
+            if not e.retry_after:
+                raise
+            time.sleep(min(e.retry_after, THROTTLE_WAIT))  # throttled: wait as asked, then once more
+            drv.login(s, site.account("default"))
 
     def session_for(site) -> requests.Session:
         if site.name not in sessions:
@@ -114,7 +133,7 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evalua
             s = drv.new_session()
             if site.name in loginable:
                 try:
-                    drv.login(s, site.account("default"))
+                    login(drv, s, site)
                 except (LoginError, SiteUnhealthy) as e:
                     sessions[site.name] = e
                     raise

@@ -201,8 +201,11 @@ class SiteDriver:
             raise SiteUnhealthy(self.kind, f"{method} {url}: {type(e).__name__}: {e}") from e
         if r.status_code >= 500 or r.status_code == 429:
             # 429: a throttle (GitLab's protected paths), a passing state like a 5xx, not an answer.
+            after = r.headers.get("Retry-After", "").strip()
+            wait = float(after) if after.isdigit() else (60.0 if r.status_code == 429 else None)
             raise SiteUnhealthy(self.kind, f"{method} {url}: HTTP {r.status_code}"
-                                + (" (throttled; GitLab's protected paths allow again after 60 s)" if r.status_code == 429 else ""))
+                                + (f" (throttled; it asks to wait {wait:g} s)" if r.status_code == 429 else ""),
+                                retry_after=wait if r.status_code == 429 else None)
         if _origin(r.url) != _origin(url):
             # Magento (and GitLab's external_url) send every request to the configured base
             # URL: a host that differs from it is a configuration error, not a bad password.

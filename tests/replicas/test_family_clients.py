@@ -54,6 +54,7 @@ print(json.dumps(out))
 """
 
 # One task per site combination the files hold (ids: Lite's old_task_id, Verified's task_id).
+# GitLab throttles sign-ins (10 a minute, its protected paths): three tasks here sign in to it.
 TASKS = [("lite", 4), ("lite", 23), ("lite", 27), ("lite", 44), ("lite", 7), ("lite", 566),
          ("verified", 0), ("verified", 97), ("verified", 431), ("verified", 552), ("verified", 671),
          ("verified", 759)]
