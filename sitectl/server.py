@@ -119,7 +119,8 @@ class ResetServer(ThreadingHTTPServer):
 
     def process_request(self, request, client_address) -> None:
         # Blocks the accept loop while every handler is busy (the kernel keeps queueing); polled so
-        # that shutdown() is still seen.
+        # that shutdown() is still seen (CPython's BaseServer keeps that request in a private
+        # attribute; without it, shutdown waits for a handler to end, at most reset_wait).
         while self._free is not None and not self._free.acquire(timeout=0.5):
             if getattr(self, "_BaseServer__shutdown_request", False):
                 self.shutdown_request(request)
