@@ -31,11 +31,11 @@ from requests.cookies import create_cookie
 
 from sitectl import http
 from sitectl.errors import LoginError, LoginNotApplied, NoLoginForm, SitectlError, SiteUnhealthy, UsageError
-from sitectl.ops.tasks import site_comb_from_state_path
+from sitectl.ops.task_formats import site_comb_from_state_path
 from sitectl.paths import instance_dir
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites import driver_for
-from sitectl.sites.base import DRIVERS, retry_wait
+from sitectl.sites.base import DRIVERS, THROTTLE_WAIT, retry_wait
 from sitectl.stack import Site
 from sitectl.stack.target import Target
 
@@ -191,16 +191,11 @@ class SiteLogin:
         return d
 
 
-#: The longest wait a throttled site's Retry-After gets before the next try (GitLab's protected
-#: paths ask for 60 s).
-THROTTLE_WAIT = 90.0
-
-
 def login_site(target: Target, site: Site, role: str = DEFAULT_ROLE, attempts: int = 4) -> SiteLogin:
     """Log ``site`` in by HTTP form with the account of ``role`` and return its storage state.
 
     A site that is unhealthy (5xx, 429, timeout) is tried ``attempts`` times with growing
-    waits (a 429's ``Retry-After``, at most :data:`THROTTLE_WAIT` s) before it is reported ``unhealthy``; refused credentials are never retried (retries
+    waits (a 429's ``Retry-After``, at most :data:`sitectl.sites.base.THROTTLE_WAIT` s) before it is reported ``unhealthy``; refused credentials are never retried (retries
     would lock the account: GitLab locks after 10 failures, Magento admin after 6).
 
     Raises:

@@ -21,9 +21,9 @@ from sitectl.ops import login as loginmod
 from sitectl.ops import task_formats, task_images
 from sitectl.ops.login import pairs_for
 from sitectl.ops.reset import reset as reset_op
-from sitectl.ops.tasks import EVAL_TIME_TOKENS, WEBARENA_ORDER, site_comb_from_state_path, substitute
+from sitectl.ops.task_formats import site_comb_from_state_path
+from sitectl.ops.tasks import EVAL_TIME_TOKENS, WEBARENA_ORDER, loginable_sites, substitute
 from sitectl.progress import QUIET, Reporter
-from sitectl.sites.base import DRIVERS
 from sitectl.stack.target import Target
 
 _TOKEN = re.compile(r"__[A-Z][A-Z_]*?__")
@@ -130,7 +130,7 @@ def preflight(target: Target, task: dict, urls: dict[str, str | None], probe: bo
             site = target.stack.sites.get(c)
             if site is None:
                 problems.append(f"{where}: storage_state {st} names {c!r}, which is not a site of this stack")
-            elif not DRIVERS[site.kind.value].has_login or "default" not in site.accounts:
+            elif c not in loginable_sites(target):
                 problems.append(f"{where}: storage_state {st} names {c!r}, which has no login")
         if len(comb) > 2:
             problems.append(f"{where}: storage_state {st}: WebArena's states are one site or a pair")
@@ -242,7 +242,7 @@ def prepare(target: Target, tasks: list[dict], out: Path, environ: dict[str, str
     if problems:
         raise PreflightFailed(problems)
     to_reset = [target.stack.sites[s] for s in touched if target.stack.sites[s].mutable]
-    loginable = {n for n, s in target.stack.sites.items() if DRIVERS[s.kind.value].has_login and "default" in s.accounts}
+    loginable = loginable_sites(target)
     auth = (out / ".auth").resolve()
     plan_tasks, rows = [], []
     for t in tasks:

@@ -41,9 +41,6 @@ HELPERS = {
     WEBARENA: frozenset({
         "gitlab_get_project_memeber_role", "reddit_get_post_url", "shopping_get_latest_order_url",
         "shopping_get_sku_latest_review_author", "shopping_get_sku_latest_review_rating"}),
-    WEBARENA_LITE: frozenset({
-        "gitlab_get_project_memeber_role", "reddit_get_post_url", "shopping_get_latest_order_url",
-        "shopping_get_sku_latest_review_author", "shopping_get_sku_latest_review_rating"}),
     VISUALWEBARENA: frozenset({
         "get_query_text", "get_query_text_lowercase", "gitlab_get_project_memeber_role",
         "reddit_get_latest_comment_content_by_username", "reddit_get_latest_comment_obj_by_username",
@@ -54,13 +51,9 @@ HELPERS = {
         "shopping_get_sku_latest_review_author", "shopping_get_sku_latest_review_rating",
         "shopping_get_sku_latest_review_text"}),
 }
-#: ``required_contents`` keys each evaluator reads (the first one present is used).
-CONTENT_KEYS = {
-    WEBARENA: ("exact_match", "must_include"),
-    WEBARENA_LITE: ("exact_match", "must_include", "fuzzy_match"),
-    VISUALWEBARENA: ("exact_match", "must_include", "must_exclude", "required_values", "fuzzy_match"),
-}
-#: The shape each evaluator reads each key in (``exact_match`` is compared as a string, the
+HELPERS[WEBARENA_LITE] = HELPERS[WEBARENA]  # BrowserGym's Lite evaluator imports the same helpers
+#: The ``required_contents`` keys each evaluator reads, in the order it tries them (the first
+#: one present is used), and the shape it reads each in (``exact_match`` is compared as a string, the
 #: lists are iterated and each item ``split(" |OR| ")``; a list ``fuzzy_match`` is joined by
 #: WebArena-Lite's, VisualWebArena's takes a string or a list).
 _CONTENT_TYPES = {
@@ -69,14 +62,19 @@ _CONTENT_TYPES = {
     VISUALWEBARENA: {"exact_match": "str", "must_include": "list", "must_exclude": "list", "required_values": "list",
                      "fuzzy_match": "either"},
 }
+CONTENT_KEYS = {e: tuple(keys) for e, keys in _CONTENT_TYPES.items()}
 #: Longer locators or helper calls are not read (a task file is data: its size is bounded here).
 MAX_CODE = 20_000
-def evaluator_of(tasks: list[dict]) -> str:
-    """The evaluator a task file is written for, from its format (:func:`sitectl.ops.task_formats.detect`):
-    VisualWebArena's, WebArena-Lite's (BrowserGym's ``webarenalite``), else WebArena's
-    (WebArena-Verified has no ``program_html``: nothing is read)."""
-    fmt = task_formats.detect(tasks)
+def evaluator_for(fmt: str) -> str:
+    """The evaluator of task file format ``fmt`` (:mod:`sitectl.ops.task_formats`): VisualWebArena's,
+    WebArena-Lite's (BrowserGym's ``webarenalite``), else WebArena's (WebArena-Verified has no
+    ``program_html``: nothing is read)."""
     return {task_formats.VISUALWEBARENA: VISUALWEBARENA, task_formats.WEBARENA_LITE: WEBARENA_LITE}.get(fmt, WEBARENA)
+
+
+def evaluator_of(tasks: list[dict]) -> str:
+    """:func:`evaluator_for` the format of ``tasks`` (:func:`sitectl.ops.task_formats.detect`)."""
+    return evaluator_for(task_formats.detect(tasks))
 
 
 def _python_call(text: str, evaluator: str, placeholder: str, what: str) -> str | None:

@@ -14,6 +14,7 @@ import requests
 from sitectl.errors import LoginError, SiteUnhealthy, UsageError
 from sitectl.ops import task_evals, task_formats
 from sitectl.sites import DRIVERS, driver_for
+from sitectl.sites.base import THROTTLE_WAIT
 from sitectl.stack.target import Target
 
 #: Substitution order of WebArena's ``scripts/generate_test_data.py`` (webarena-official.md §2).
@@ -24,8 +25,6 @@ EVAL_TIME_TOKENS = {"__last_url__", "__page__", "__SSH_HOST__"}
 #: A site placeholder: upper case (``__SHOPPING__``); ``fotorama__stage__frame``, a CSS class in
 #: VisualWebArena's checks, is none.
 _TOKEN = re.compile(r"__[A-Z][A-Z_]*?__")
-MULTI_TAB = task_formats.MULTI_TAB
-site_comb_from_state_path = task_formats.site_comb_from_state_path
 
 
 def substitute(text: str, env: dict[str, str | None]) -> str:
@@ -80,8 +79,9 @@ def load_tasks(path: Path) -> list[dict]:
     return data
 
 
-#: The longest wait a throttled site's Retry-After gets before the one retry of a login.
-THROTTLE_WAIT = 90.0
+def loginable_sites(target: Target) -> set[str]:
+    """The sites of ``target`` a harness can log in: a driver with a login, a ``default`` account."""
+    return {n for n, s in target.stack.sites.items() if "default" in s.accounts and DRIVERS[s.kind.value].has_login}
 
 
 def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evaluator: str | None = None,
@@ -100,20 +100,19 @@ def check_tasks(target: Target, tasks: list[dict], timeout: float = 20.0, evalua
     ``sessions``: a dict the logged-in sessions are kept in, to share between calls on the same
     target (several files: each site is logged in once, GitLab throttles sign-ins). A login the
     site throttles (HTTP 429) is tried once more after its ``Retry-After`` (at most
-    :data:`THROTTLE_WAIT` s).
+    :data:`sitectl.sites.base.THROTTLE_WAIT` s).
 
     Returns:
         ``{"total", "served", "evaluator", "by_site": {site: {"tasks", "served"}}, "failures":
         [{"task_id", "reason"}], "unique_start_urls"}``
     """
-    evaluator = evaluator or task_evals.evaluator_of(tasks)
     fmt = task_formats.detect(tasks)
+    evaluator = evaluator or task_evals.evaluator_for(fmt)
     env = task_formats.variables(fmt, {s.env_var: target.url(s) for s in target.stack.sites.values()})
     by_origin = {}
     for s in target.stack.sites.values():
         by_origin[f"{urlsplit(target.url(s)).scheme}://{urlsplit(target.url(s)).netloc}"] = s
-    loginable = {n for n, s in target.stack.sites.items()
-                 if "default" in s.accounts and DRIVERS[s.kind.value].has_login}
+    loginable = loginable_sites(target)
 
     # One logged-in session per site, made lazily and reused (WebArena logs in the same way).
     sessions = {} if sessions is None else sessions

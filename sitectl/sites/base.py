@@ -217,6 +217,11 @@ class SiteDriver:
         return r
 
 
+#: The longest wait a throttled site's Retry-After gets before the next try of a login (GitLab's
+#: protected paths ask for 60 s).
+THROTTLE_WAIT = 90.0
+
+
 def retry_wait(attempt: int, first: float = 0.5) -> float:
     """Seconds to wait before try ``attempt`` (0-based) of an unhealthy site: none before the
     first, then ``first``, doubled each time, at most 4 s."""

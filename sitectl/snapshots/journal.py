@@ -77,11 +77,8 @@ def instance_lock(target: Target, what: str, wait: bool | float = True):
     start = time.monotonic()
 
     def busy() -> InstanceBusy:
-        try:
-            who = json.loads(owner.read_text())
-            holder = f"pid {who.get('pid')} ({who.get('what')}, since {who.get('since')})"
-        except (OSError, ValueError):
-            holder = "another process"
+        who = _owner(d)
+        holder = f"pid {who.get('pid')} ({who.get('what')}, since {who.get('since')})" if who else "another process"
         return InstanceBusy(f"instance {target.instance} is busy: {holder} holds its lock; "
                             "wait for it, or run without --no-wait to queue behind it")
     try:
@@ -176,11 +173,17 @@ def lock_holder(target: Target) -> dict | None:
         with instance_lock(target, "a look at the lock", wait=False):
             return None
     except InstanceBusy:
-        try:
-            who = json.loads((_dir(target) / "instance.lock.owner").read_text())
-            return who if isinstance(who, dict) else {"what": "unknown"}
-        except (OSError, ValueError):
-            return {"what": "unknown"}
+        return _owner(_dir(target)) or {"what": "unknown"}
+
+
+def _owner(d: Path) -> dict | None:
+    """What the holder of the lock of state folder ``d`` recorded (``{"pid", "what", "since"}``),
+    or None when it cannot be read."""
+    try:
+        who = json.loads((d / "instance.lock.owner").read_text())
+    except (OSError, ValueError):
+        return None
+    return who if isinstance(who, dict) else None
 
 
 #: How long recovery waits for commands of the interrupted reset still running in a container.
