@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STACK  ?= mini
 
-.PHONY: up test lint install engine bullseye browser busybox webarena-client family-clients down clean-images
+.PHONY: up test lint install engine bullseye sid browser busybox webarena-client family-clients down clean-images
 
 $(BIN)/sitectl: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { apt-get update -q && apt-get install -y -q python3; }
@@ -19,7 +19,7 @@ engine:
 	bash scripts/bootstrap-engine.sh
 
 # Installs what is missing, builds the mini replicas, brings the default stack up and prints the URLs.
-up: install engine bullseye
+up: install engine bullseye sid
 	$(BIN)/sitectl up --stack $(STACK)
 
 # Debian bullseye's base image (debootstrap, once): the GitLab replica takes its PostgreSQL 13 (the
@@ -27,6 +27,11 @@ up: install engine bullseye
 # older database servers the real images run.
 bullseye: engine
 	SITECTL_BASE_SUITE=bullseye SITECTL_BASE_IMAGE=sitectl/base:bullseye bash scripts/bootstrap-engine.sh
+
+# Debian sid's base image (debootstrap, once): the classifieds database replica takes its MySQL
+# from it (stacks/replicas/classifieds-db: the real site runs mysql:8.1; bookworm has only MariaDB).
+sid: engine
+	SITECTL_BASE_SUITE=sid SITECTL_BASE_IMAGE=sitectl/base:sid bash scripts/bootstrap-engine.sh
 
 # Debian's Chromium: the browser the storage-state test drives through Playwright (no
 # Playwright browser download works here; the test points executable_path at it).
@@ -88,7 +93,7 @@ lint: install
 
 # The test command (CI runs exactly this): the lint, then real Docker, real databases, real HTTP,
 # a real browser, and WebArena's own login client.
-test: install lint engine bullseye browser busybox webarena-client family-clients
+test: install lint engine bullseye sid browser busybox webarena-client family-clients
 	$(BIN)/pytest -q -ra --durations=25
 
 down: install

@@ -35,6 +35,8 @@ class RunSpec:
         volumes: ``SRC:DST[:MODE]`` strings.
         labels: container labels (``sitectl.*``).
         network: network to attach, or None.
+        aliases: the container's extra host names on that network (``--network-alias``).
+        restart: Docker's restart policy (``--restart``).
     """
 
     name: str
@@ -45,6 +47,8 @@ class RunSpec:
     volumes: tuple[str, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)
     network: str | None = None
+    aliases: tuple[str, ...] = ()
+    restart: str = "no"
 
 
 def run_argv(spec: RunSpec, *, with_labels: bool = True) -> list[str]:
@@ -54,6 +58,10 @@ def run_argv(spec: RunSpec, *, with_labels: bool = True) -> list[str]:
         argv += ["-p", f"{addr + ':' if addr else ''}{hp}:{cp}"]
     if spec.network:
         argv += ["--network", spec.network]
+    for a in spec.aliases:
+        argv += ["--network-alias", a]
+    if spec.restart != "no":
+        argv += ["--restart", spec.restart]
     for k, v in spec.env.items():
         argv += ["-e", f"{k}={v}"]
     for v in spec.volumes:

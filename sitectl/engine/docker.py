@@ -337,6 +337,8 @@ class DockerEngine(Engine):
                 volumes=[tuple(v.split(":")) for v in spec.volumes],
                 labels=spec.labels,
                 networks=[spec.network] if spec.network else [],
+                network_aliases=list(spec.aliases),
+                restart=spec.restart,
                 pull="never",
             )
         except _errors().DockerException as e:

@@ -64,7 +64,8 @@ class ClusterSpec:
 
     Attributes:
         stack: a stack name shipped in the agent image (``mini``, ``webarena``).
-        sites: site names each instance runs (empty: all of the stack's).
+        sites: site names each instance runs (empty: all of the stack's that the cluster can
+            place, i.e. all but those with service containers, VisualWebArena's classifieds).
         instances: N; instances 0..N-1.
         seed, scale: replica parameters.
         node_labels: a node must carry each (an empty value: any value).
@@ -90,13 +91,15 @@ class ClusterSpec:
         what runs).
 
         Raises:
-            UsageError: an unknown site name, or a chosen site whose stack-file values name a
-                site left out (the homepage links to every site).
+            UsageError: an unknown site name, a chosen site whose stack-file values name a
+                site left out (the homepage links to every site), or one with service
+                containers (VisualWebArena's classifieds: not placed by the cluster yet).
         """
         stack = load_stack(self.stack)
-        if self.sites:
-            keep = {s.name for s in stack.select(list(self.sites))}
-            stack = stack.model_copy(update={"sites": {n: s for n, s in stack.sites.items() if n in keep}})
+        # By default every site the cluster can place: not those with service containers.
+        keep = ({s.name for s in stack.select(list(self.sites))} if self.sites
+                else {n for n, s in stack.sites.items() if not s.services})
+        stack = stack.model_copy(update={"sites": {n: s for n, s in stack.sites.items() if n in keep}})
         t = Target(stack=stack, host=validate_host(host), instance=instance, seed=self.seed, scale=self.scale,
                    site_hosts=site_hosts)
         for site in stack.sites.values():
@@ -106,6 +109,11 @@ class ClusterSpec:
             except KeyError as e:
                 raise UsageError(f"site {site.name!r} needs site {str(e.args[0]).removeprefix('origin_')!r} "
                                  "(its stack-file values name it): add it to --sites or leave the first out") from None
+            if site.services:
+                # Refused rather than deployed without the containers it needs.
+                raise UsageError(f"site {site.name!r} runs service containers beside its own "
+                                 f"({', '.join(v.container for v in site.services.values())}), which the cluster does not "
+                                 "place yet: leave it out with --sites, or run it on one host with `sitectl up`")
         return t
 
     def chosen_sites(self, target: Target) -> list[Site]:

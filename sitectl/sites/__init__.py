@@ -3,7 +3,7 @@ from __future__ import annotations
 
 # Importing each driver module registers its classes in DRIVERS (eagerly: lookups happen
 # from several threads at once).
-from sitectl.sites import gitlab, magento, postmill, readonly  # noqa: F401
+from sitectl.sites import gitlab, magento, osclass, postmill, readonly  # noqa: F401
 from sitectl.sites.base import DRIVERS, Account, ProbeResult, SiteDriver
 
 

@@ -44,9 +44,38 @@ def run_spec(target: Target, site: Site) -> RunSpec:
     )
 
 
+def service_spec(target: Target, site: Site, key: str) -> RunSpec:
+    """The container ``target`` runs for service ``key`` of ``site`` (:class:`~sitectl.stack.model.Service`):
+    on the instance's network under its aliases, no port published, labelled as the site's with
+    ``sitectl.service``."""
+    v = site.services[key]
+    return RunSpec(
+        name=target.service_container(site, key),
+        image=target.image_ref(v.image),
+        publish=(),
+        command=tuple(v.command) if v.command else None,
+        env={k: target.fill(x, site) for k, x in v.environment.items()},
+        volumes=tuple(target.fill(x, site) for x in v.volumes),
+        labels={**target.labels(site), SERVICE_LABEL: key},
+        network=target.network,
+        aliases=tuple(v.aliases),
+        restart=v.restart,
+    )
+
+
+#: The label naming which service of its site a container is (absent on the site's own).
+SERVICE_LABEL = "sitectl.service"
+
+
 def post_start_argvs(target: Target, site: Site) -> list[tuple[str, list[str], float]]:
     """``(step name, argv, timeout)`` of each post-start step, placeholders filled."""
     return [(s.name, [target.fill(a, site) for a in s.exec], s.timeout) for s in site.post_start]
+
+
+def step_container(target: Target, site: Site, step_name: str) -> str:
+    """The container post-start step ``step_name`` of ``site`` runs in: its service's, or the site's."""
+    step = next(s for s in site.post_start if s.name == step_name)
+    return target.service_container(site, step.service) if step.service else target.container(site)
 
 
 # -- images ------------------------------------------------------------------------------
@@ -164,14 +193,18 @@ def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: R
     """
     st = target.stack
     memo: dict = {}
-    missing = [s for s in sites if force or not _current(target, engine, target.image(s), memo)]
-    for s in missing:
-        if target.image_build(target.image(s)) is None:
-            how = (f"load it with `sitectl images load DIR --stack {st.name}` (DIR holding {s.image_archive})"
-                   if s.image_archive else "load or build it first")
-            raise ImageMissing(f"site {s.name!r}: image {target.image(s)} is missing; {how}")
+    # (who, image tag, archive file) of each site and each of its services.
+    wanted = [(f"site {s.name!r}", target.image(s), s.image_archive) for s in sites]
+    wanted += [(f"site {s.name!r} (service {k!r})", target.image_ref(v.image), v.image_archive)
+               for s in sites for k, v in s.services.items()]
+    missing = [w for w in wanted if force or not _current(target, engine, w[1], memo)]
+    for who, tag, archive in missing:
+        if target.image_build(tag) is None:
+            how = (f"load it with `sitectl images load DIR --stack {st.name}` (DIR holding {archive})"
+                   if archive else f"pull or load it first (`docker pull {tag}` where a registry is reachable)")
+            raise ImageMissing(f"{who}: image {tag} is missing; {how}")
         if not build:
-            raise ImageMissing(f"site {s.name!r}: image {target.image(s)} is missing; build it with `sitectl build`")
+            raise ImageMissing(f"{who}: image {tag} is missing; build it with `sitectl build`")
     # What to build: the missing images, plus what they require that is absent (or all, forced).
     todo: set[str] = set()
 
@@ -184,8 +217,8 @@ def ensure_images(target: Target, sites: list[Site], engine: Engine, reporter: R
             if force or not _current(target, engine, req, memo):
                 want(req)
 
-    for s in missing:
-        want(target.image(s))
+    for _, tag, _ in missing:
+        want(tag)
     built = []
     for b in st.images:  # stack order: requirements come first
         tag = target.image_ref(b.tag)
@@ -266,6 +299,9 @@ def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ..
 
         def attempt() -> bool:
             engine.assert_running(name, site.name)
+            for k, v in site.services.items():
+                if v.restart == "no":  # one that restarts itself may be between two runs
+                    engine.assert_running(target.service_container(site, k), f"{site.name} (service {k})")
             o = run_probe(target, site, probe, engine)
             last[:] = [o]
             tally["tries"] += 1
@@ -298,13 +334,25 @@ def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ..
             raise ProbeTimeout(site.name, why) from None
 
 
+def _remove_services(target: Target, site: Site, engine: Engine, reporter: Reporter) -> None:
+    """Remove ``site``'s service containers with their anonymous volumes (a database image's
+    ``VOLUME``: the next start is a fresh server, as the site's re-creation needs)."""
+    for k in site.services:
+        c = target.service_container(site, k)
+        if engine.container(c) is not None:
+            reporter.step(site.name, f"removing container {c} (service {k})")
+            engine.remove(c, volumes=True)
+
+
 def make_ready(target: Target, site: Site, engine: Engine, reporter: Reporter = QUIET,
                recreate: bool = False, *, on_remove: Callable[[Site], None]) -> SiteUp:
     """Start one site and make it ready: run its container, post-start steps, wait on probes.
 
     Idempotent: a running container of this instance made for the same host is kept
     (its probes are still waited on); a stopped one is started again; ``recreate`` removes
-    it first (WebArena's own reset). ``on_remove(site)`` is called right after an old
+    it first (WebArena's own reset). The site's services (``services`` in the stack file) are
+    started before it and share its fate: re-created with it, and a service that is gone or
+    changed re-creates the site too. ``on_remove(site)`` is called right after an old
     container is removed (its in-container snapshot copies went with it): callers use
     :func:`sitectl.snapshots.bring_up`, which records that in the manifests.
 
@@ -335,28 +383,52 @@ def make_ready(target: Target, site: Site, engine: Engine, reporter: Reporter = 
                 f"{'on' if target.site_hosts else 'off'}; use {flag}, or `sitectl down` then `sitectl up` with the other"
             )
     rebuilt = info is not None and info.image_id and info.image_id != engine.image_id(target.image(site))
-    if info is not None and (recreate or info.image != target.image(site) or rebuilt):
-        reporter.step(site.name, f"removing container {name}" + (" (its image was rebuilt)" if rebuilt and not recreate else ""))
+    # The site and its services are one unit (their state is one golden state: the classifieds
+    # database is in its service): a service that is gone, or runs another image than the stack
+    # names, re-creates the whole site, and services left without their site are removed.
+    services = {k: (target.service_container(site, k), target.image_ref(v.image)) for k, v in site.services.items()}
+    svc_info = {k: engine.container(c) for k, (c, _) in services.items()}
+    svc_stale = [k for k, i in svc_info.items() if i is None or i.image != services[k][1]
+                 or (i.image_id and i.image_id != engine.image_id(services[k][1]))]
+    if info is not None and (recreate or info.image != target.image(site) or rebuilt or svc_stale):
+        why = (" (its image was rebuilt)" if rebuilt and not recreate else
+               f" (service {svc_stale[0]!r} is gone or changed)" if svc_stale and not recreate else "")
+        reporter.step(site.name, f"removing container {name}" + why)
         engine.remove(name)
-        info = None
+        _remove_services(target, site, engine, reporter)
+        info, svc_info = None, dict.fromkeys(services)
+        on_remove(site)
+    elif info is None and any(svc_info.values()):
+        _remove_services(target, site, engine, reporter)
+        svc_info = dict.fromkeys(services)
         on_remove(site)
     action = "kept"
     spec = run_spec(target, site)
     if info is None:
         engine.check_ports_free(spec, site.name)
+        for k in site.services:
+            reporter.step(site.name, f"docker run {services[k][1]} as {services[k][0]} (service {k})")
+            engine.run(service_spec(target, site, k))
         reporter.step(site.name, f"docker run {target.image(site)} as {name}")
         engine.run(spec)
         action = "recreated" if recreate else "created"
-    elif not info.running:
-        reporter.step(site.name, f"docker start {name}")
-        engine.start(name)
-        action = "started"
+    else:
+        for k, i in svc_info.items():
+            if i is not None and not i.running:
+                reporter.step(site.name, f"docker start {services[k][0]} (service {k})")
+                engine.start(services[k][0])
+                action = "started"
+        if not info.running:
+            reporter.step(site.name, f"docker start {name}")
+            engine.start(name)
+            action = "started"
     if action != "kept":
         # Services inside answer (exec probes), then post-start steps, then HTTP readiness.
         _wait(target, site, engine, ("exec",))
         for step_name, argv, timeout in post_start_argvs(target, site):
             reporter.step(site.name, f"post-start: {step_name}")
-            engine.exec_checked(name, argv, f"site {site.name!r} post-start step {step_name!r}", timeout)
+            engine.exec_checked(step_container(target, site, step_name), argv,
+                                f"site {site.name!r} post-start step {step_name!r}", timeout)
     reporter.step(site.name, "waiting for health probes")
     _wait(target, site, engine, ("exec", "http"))
     reporter.step(site.name, f"ready at {target.url(site)}")

@@ -42,6 +42,7 @@ class SiteKind(str, enum.Enum):
     kiwix = "kiwix"
     osm = "osm"
     homepage = "homepage"
+    osclass = "osclass"
 
 
 class _Strict(BaseModel):
@@ -83,6 +84,9 @@ class Step(_Strict):
     exec: list[str] = Field(min_length=1)
     #: Seconds the step may take before it counts as failed.
     timeout: float = Field(default=600, gt=0)
+    #: Run it in this service's container (a key of the site's ``services``) instead of the
+    #: site's own (e.g. loading the classifieds dump into its database container).
+    service: str | None = None
 
     @field_validator("exec")
     @classmethod
@@ -236,6 +240,65 @@ class ImageBuild(_Strict):
         return self
 
 
+class Service(_Strict):
+    """A container a site needs beside its own (``services.<name>`` of a site): VisualWebArena's
+    classifieds database ``classifieds_db``, which the web container reaches as host ``db``
+    (research/family-formats.md §4.1). sitectl starts a site's services before the site, on the
+    instance's network, and removes and re-creates them with it: the site and its services are
+    one unit (a reset by re-creation, ``down``). A service publishes no port.
+    """
+
+    name: str
+    #: Image reference; may use ``{seed}`` and ``{scale}``.
+    image: str = Field(min_length=1)
+    #: File name of the official image archive, for ``sitectl images load``.
+    image_archive: str | None = None
+    container: str
+    #: Host names the site's container reaches this one by, on the instance's network
+    #: (``db``: the name the classifieds web image's ``config.php`` hard-codes).
+    aliases: list[str] = Field(default_factory=list)
+    command: list[str] | None = None
+    environment: dict[str, str] = Field(default_factory=dict)
+    volumes: list[str] = Field(default_factory=list)
+    #: Docker's restart policy. The classifieds database needs ``always``: its first start
+    #: fails in its init scripts and the restart brings the server up (family-formats.md §4.3).
+    restart: Literal["no", "always", "on-failure", "unless-stopped"] = "no"
+
+    @field_validator("container")
+    @classmethod
+    def _container(cls, v: str) -> str:
+        if not _CONTAINER_RE.fullmatch(v):
+            raise ValueError(f"{v!r} is not a valid container name")
+        return v
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, v: list[str]) -> list[str]:
+        for a in v:
+            if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", a):
+                raise ValueError(f"alias {a!r} is not a host name (lower-case letters, digits, -)")
+        return v
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str) -> str:
+        return _check_placeholders(v, {"seed", "scale"})
+
+    @field_validator("environment")
+    @classmethod
+    def _environment(cls, v: dict[str, str]) -> dict[str, str]:
+        for val in v.values():
+            _check_placeholders(val)
+        return v
+
+    @field_validator("volumes")
+    @classmethod
+    def _volumes(cls, v: list[str]) -> list[str]:
+        for val in v:
+            _check_placeholders(val)
+        return v
+
+
 class Site(_Strict):
     """One site of a stack. ``name`` is the WebArena site key (``shopping``, ``reddit``...)."""
 
@@ -261,6 +324,8 @@ class Site(_Strict):
     stores: list[StateStore] = Field(default_factory=list)
     #: Background jobs paused around sitectl's work on the stores (:class:`Jobs`).
     jobs: Jobs | None = None
+    #: Containers the site needs beside its own, by name (:class:`Service`).
+    services: dict[str, Service] = Field(default_factory=dict)
     #: Sites whose state tasks change; ``sitectl reset`` with no site names resets these.
     mutable: bool = False
     #: Seconds ``up`` waits for the readiness probes.
@@ -276,6 +341,27 @@ class Site(_Strict):
         if not _NAME_RE.fullmatch(v):
             raise ValueError("site names are lower-case letters, digits and _ (max 40)")
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _service_names(cls, data):
+        # Each service gets its key as its name, so errors can name it.
+        if isinstance(data, dict) and isinstance(data.get("services"), dict):
+            data = dict(data)
+            data["services"] = {k: ({**v, "name": k} if isinstance(v, dict) else v)
+                                for k, v in data["services"].items()}
+        return data
+
+    @model_validator(mode="after")
+    def _steps_services(self) -> "Site":
+        for k in self.services:
+            if not _NAME_RE.fullmatch(k):
+                raise ValueError(f"service name {k!r}: lower-case letters, digits and _ (max 40)")
+        for st in self.post_start:
+            if st.service is not None and st.service not in self.services:
+                raise ValueError(f"post_start step {st.name!r} names service {st.service!r}, which the site does not "
+                                 f"declare (services: {', '.join(self.services) or 'none'})")
+        return self
 
     @field_validator("container")
     @classmethod
@@ -394,18 +480,25 @@ class Stack(_Strict):
     def _unique(self) -> Stack:
         seen_c: dict[str, str] = {}
         seen_p: dict[int, str] = {}
+        seen_a: dict[str, str] = {}
         for s in self.sites.values():
-            if s.container in seen_c:
-                raise ValueError(
-                    f"sites {seen_c[s.container]!r} and {s.name!r} share container {s.container!r}"
-                )
-            seen_c[s.container] = s.name
+            for c, who in [(s.container, f"site {s.name!r}"),
+                           *((v.container, f"service {k!r} of site {s.name!r}") for k, v in s.services.items())]:
+                if c in seen_c:
+                    raise ValueError(f"{seen_c[c]} and {who} share container {c!r}")
+                seen_c[c] = who
+            for k, v in s.services.items():
+                for a in v.aliases:
+                    if a in seen_a:
+                        raise ValueError(f"{seen_a[a]} and service {k!r} of site {s.name!r} share network alias {a!r}")
+                    seen_a[a] = f"service {k!r} of site {s.name!r}"
             for p in s.host_ports:
                 if p in seen_p:
                     raise ValueError(f"sites {seen_p[p]!r} and {s.name!r} share host port {p}")
                 seen_p[p] = s.name
         for s in self.sites.values():
-            texts = [s.url, *s.environment.values(), *(a for st in s.post_start for a in st.exec)]
+            texts = [s.url, *s.environment.values(), *(a for st in s.post_start for a in st.exec),
+                     *(x for v in s.services.values() for x in v.environment.values())]
             for t in texts:
                 for _, name, _, _ in string.Formatter().parse(t):
                     m = name and _SITE_ORIGIN_RE.fullmatch(name)

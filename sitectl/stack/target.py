@@ -139,6 +139,16 @@ class Target:
         """Container name of ``site``: WebArena's name for instance 0."""
         return site.container if self.instance == 0 else f"i{self.instance}-{site.container}"
 
+    def service_container(self, site: Site, service: str) -> str:
+        """Container name of ``site``'s service ``service`` (a key of ``site.services``):
+        its stack-file name for instance 0, ``i<N>-`` before it on instance N."""
+        name = site.services[service].container
+        return name if self.instance == 0 else f"i{self.instance}-{name}"
+
+    def containers_of(self, site: Site) -> list[str]:
+        """Every container of ``site``: its services' (in stack-file order), then its own."""
+        return [*(self.service_container(site, k) for k in site.services), self.container(site)]
+
     def labels(self, site: Site | None = None) -> dict[str, str]:
         """The ``sitectl.*`` labels put on the instance's containers and network."""
         out = {"sitectl.instance": str(self.instance), "sitectl.stack": self.stack.name}
@@ -211,7 +221,8 @@ class Target:
 def max_instance(stack: Stack) -> int:
     """The highest instance number whose ports collide with no other instance's: instance N
     publishes port p + 100·N, so sites whose ports differ by 100·k meet at instance distance k
-    (WebArena's forum 9999 and homepage 4399: k = 56, so instances 0-55). At most 99."""
+    (VisualWebArena's classifieds 9980 and WebArena's shop admin 7780: k = 22, so instances 0-21;
+    WebArena's forum 9999 and homepage 4399 alone: k = 56). At most 99."""
     ports = [p for s in stack.sites.values() for p in s.host_ports]
     gaps = [abs(a - b) // PORT_STEP for a in ports for b in ports if a != b and (a - b) % PORT_STEP == 0]
     return min([99, *(g - 1 for g in gaps)])

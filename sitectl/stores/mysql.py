@@ -37,16 +37,17 @@ from sitectl.errors import StoreError
 from sitectl.stores import cascades
 from sitectl.stores.base import Changes, Store, hex_names
 from sitectl.stores.literals import m_value, q_ident
-from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, take_when_quiet
+from sitectl.stores.sql import SQL_BUDGET, TRACK_DB_NAME, SqlResult, SqlSession, take_when_quiet
 from sitectl.stores.transport import budget_chunks
 
-TRACK_DB = "sitectl"
+TRACK_DB = TRACK_DB_NAME
 #: The version of the tracking this module installs (triggers, baseline hashes), kept in
 #: ``sitectl.tracking``; a database tracked by another version (or none: sitectl 0.1.0) is
 #: restored in full, which installs this one. 2: foreign-key actions, triggers and schema
 #: objects tracked. 3: sitectl's own triggers in each table's definition hash. 4: the tables the
 #: application's triggers write (``sitectl.trigger_targets``), caught up in the restore's transaction.
-TRACKING_VERSION = 4
+#: 5: the definition hashes are SHA-256 (MySQL 9 has no MD5()) and read MySQL 8's table ids too.
+TRACKING_VERSION = 5
 MAX_KEYS_PER_TABLE = 2000
 #: Passes a full restore makes over the tables the application's triggers wrote meanwhile.
 FULL_PASSES = 4  # above this a table is restored whole (one statement stays small)
@@ -173,20 +174,20 @@ class MysqlStore(Store):
             SELECT '{p}T', table_name, IFNULL(auto_increment, 0) FROM information_schema.tables
               WHERE table_schema = {db} AND table_type = 'BASE TABLE'
             UNION ALL
-            SELECT '{p}I', SUBSTRING(name, LENGTH({db}) + 2), table_id FROM information_schema.innodb_sys_tables
+            SELECT '{p}I', SUBSTRING(name, LENGTH({db}) + 2), table_id FROM {TRACK_DB}.innodb_ids
               WHERE name LIKE CONCAT({db}, '/%')
             UNION ALL
-            SELECT '{p}C', table_name, MD5(GROUP_CONCAT(CONCAT_WS(',', column_name, column_type, is_nullable,
-                IFNULL(column_default, '~'), extra) ORDER BY ordinal_position SEPARATOR ';'))
+            SELECT '{p}C', table_name, SHA2(GROUP_CONCAT(CONCAT_WS(',', column_name, column_type, is_nullable,
+                IFNULL(column_default, '~'), extra) ORDER BY ordinal_position SEPARATOR ';'), 256)
               FROM information_schema.columns WHERE table_schema = {db} GROUP BY table_name
             UNION ALL
-            SELECT '{p}X', table_name, MD5(GROUP_CONCAT(CONCAT_WS(',', index_name, seq_in_index, column_name, non_unique)
-                ORDER BY index_name, seq_in_index SEPARATOR ';'))
+            SELECT '{p}X', table_name, SHA2(GROUP_CONCAT(CONCAT_WS(',', index_name, seq_in_index, column_name, non_unique)
+                ORDER BY index_name, seq_in_index SEPARATOR ';'), 256)
               FROM information_schema.statistics WHERE table_schema = {db} GROUP BY table_name
             UNION ALL
-            SELECT '{p}F', k.table_name, MD5(GROUP_CONCAT(CONCAT_WS(',', k.constraint_name, k.ordinal_position, k.column_name,
+            SELECT '{p}F', k.table_name, SHA2(GROUP_CONCAT(CONCAT_WS(',', k.constraint_name, k.ordinal_position, k.column_name,
                 k.referenced_table_schema, k.referenced_table_name, k.referenced_column_name, r.update_rule, r.delete_rule)
-                ORDER BY k.constraint_name, k.ordinal_position SEPARATOR ';'))
+                ORDER BY k.constraint_name, k.ordinal_position SEPARATOR ';'), 256)
               FROM information_schema.key_column_usage k JOIN (
                 SELECT constraint_schema, constraint_name, table_name, update_rule, delete_rule
                   FROM information_schema.referential_constraints WHERE constraint_schema = {db}
@@ -195,8 +196,8 @@ class MysqlStore(Store):
                 AND r.table_name = k.table_name
               WHERE k.table_schema = {db} AND k.referenced_table_name IS NOT NULL GROUP BY k.table_name
             UNION ALL
-            SELECT '{p}G', event_object_table, MD5(GROUP_CONCAT(CONCAT_WS(',', trigger_name, action_timing,
-                event_manipulation, action_order, sql_mode, MD5(action_statement)) ORDER BY trigger_name SEPARATOR ';'))
+            SELECT '{p}G', event_object_table, SHA2(GROUP_CONCAT(CONCAT_WS(',', trigger_name, action_timing,
+                event_manipulation, action_order, sql_mode, SHA2(action_statement, 256)) ORDER BY trigger_name SEPARATOR ';'), 256)
               FROM information_schema.triggers WHERE trigger_schema = {db}
               GROUP BY event_object_table;"""
 
@@ -206,22 +207,23 @@ class MysqlStore(Store):
         from ``information_schema`` (no creation or modification times)."""
         db = m_value(self.db)
         parts = [
-            "SELECT GROUP_CONCAT(CONCAT_WS(',', table_name, MD5(view_definition), check_option, definer, security_type,"
+            "SELECT GROUP_CONCAT(CONCAT_WS(',', table_name, SHA2(view_definition, 256), check_option, definer, security_type,"
             f" character_set_client, collation_connection) ORDER BY table_name SEPARATOR ';') FROM information_schema.views"
             f" WHERE table_schema = {db}",
-            "SELECT GROUP_CONCAT(CONCAT_WS(',', routine_type, routine_name, MD5(IFNULL(routine_definition, '')),"
+            "SELECT GROUP_CONCAT(CONCAT_WS(',', routine_type, routine_name, SHA2(IFNULL(routine_definition, ''), 256),"
             " IFNULL(dtd_identifier, ''), sql_mode, definer, security_type, is_deterministic, sql_data_access,"
-            " MD5(routine_comment)) ORDER BY routine_type, routine_name SEPARATOR ';') FROM information_schema.routines"
+            " SHA2(routine_comment, 256)) ORDER BY routine_type, routine_name SEPARATOR ';') FROM information_schema.routines"
             f" WHERE routine_schema = {db}",
             "SELECT GROUP_CONCAT(CONCAT_WS(',', specific_name, routine_type, ordinal_position, IFNULL(parameter_mode, ''),"
             " IFNULL(parameter_name, ''), dtd_identifier) ORDER BY routine_type, specific_name, ordinal_position"
             f" SEPARATOR ';') FROM information_schema.parameters WHERE specific_schema = {db}",
-            "SELECT GROUP_CONCAT(CONCAT_WS(',', event_name, MD5(event_definition), event_type, IFNULL(execute_at, ''),"
+            "SELECT GROUP_CONCAT(CONCAT_WS(',', event_name, SHA2(event_definition, 256), event_type, IFNULL(execute_at, ''),"
             " IFNULL(interval_value, ''), IFNULL(interval_field, ''), sql_mode, IFNULL(starts, ''), IFNULL(ends, ''),"
-            " status, on_completion, definer, time_zone, MD5(event_comment)) ORDER BY event_name SEPARATOR ';')"
+            " status, on_completion, definer, time_zone, SHA2(event_comment, 256)) ORDER BY event_name SEPARATOR ';')"
             f" FROM information_schema.events WHERE event_schema = {db}",
         ]
-        return f"SELECT '{prefix}O', '', MD5(CONCAT_WS('|', " + ", ".join(f"IFNULL(({q}), '')" for q in parts) + "))"
+        # 32 hex digits: the baseline's defn column (CHAR(32)) holds it.
+        return f"SELECT '{prefix}O', '', LEFT(SHA2(CONCAT_WS('|', " + ", ".join(f"IFNULL(({q}), '')" for q in parts) + "), 256), 32)"
 
     @staticmethod
     def _parse_state(rows) -> dict[str, tuple]:
@@ -255,8 +257,9 @@ class MysqlStore(Store):
         """The foreign keys between tables of the application's database."""
         rows = self.sql(
             "SELECT r.constraint_name, r.table_name, r.referenced_table_name, r.update_rule, r.delete_rule,"
-            " JSON_ARRAYAGG(k.column_name ORDER BY k.ordinal_position),"
-            " JSON_ARRAYAGG(k.referenced_column_name ORDER BY k.ordinal_position)"
+            # MySQL's JSON_ARRAYAGG takes no ORDER BY (MariaDB's does): the arrays are made by hand.
+            " CONCAT('[', GROUP_CONCAT(JSON_QUOTE(k.column_name) ORDER BY k.ordinal_position), ']'),"
+            " CONCAT('[', GROUP_CONCAT(JSON_QUOTE(k.referenced_column_name) ORDER BY k.ordinal_position), ']')"
             " FROM information_schema.referential_constraints r JOIN information_schema.key_column_usage k"
             " ON k.constraint_schema = r.constraint_schema AND k.constraint_name = r.constraint_name"
             " AND k.table_name = r.table_name"
@@ -948,7 +951,7 @@ class MysqlStore(Store):
             f"{m_value(schema)} AND table_name NOT LIKE '\\_\\_%' GROUP BY table_name ORDER BY table_name", "read columns")
         out: dict[str, str] = {}
         # Order-independent row digest: count + XOR of the first 64 bits of each row's MD5.
-        selects = [f"SELECT {m_value(t)}, COUNT(*), IFNULL(BIT_XOR(CAST(CONV(LEFT(MD5(CONCAT_WS('|',{c})),16),16,10) AS UNSIGNED)),0)"
+        selects = [f"SELECT {m_value(t)}, COUNT(*), IFNULL(BIT_XOR(CAST(CONV(LEFT(SHA2(CONCAT_WS('|',{c}), 256),16),16,10) AS UNSIGNED)),0)"
                    f" FROM {q_ident(schema)}.{q_ident(t)}" for t, c in cols]
         for i in range(0, len(selects), 40):
             for t, n, x in self.sql(" UNION ALL ".join(selects[i:i + 40]), "fingerprint tables"):

@@ -245,11 +245,31 @@ class _ExecSession(SqlSession):
         return self.parse(self.transport.run(self.argv(sql), f"{self.dialect}:{self.database} {what}", timeout))
 
 
+#: The database of sitectl's change tracking in a MySQL/MariaDB server.
+TRACK_DB_NAME = "sitectl"
 #: Sent first in every MySQL session of the stores: ``NO_AUTO_VALUE_ON_ZERO`` added to the
 #: session's modes, so that 0 in an AUTO_INCREMENT column is stored as 0 and not as the next
 #: value (MariaDB Knowledge Base, "SQL_MODE": "NO_AUTO_VALUE_ON_ZERO"). Without it, copying
 #: Magento's install rows with id 0 (``store``, ``customer_group``) fails with error 1062.
-MYSQL_SESSION = "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO');\n"
+MYSQL_SESSION = (
+    "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_AUTO_VALUE_ON_ZERO');\n"
+    # MySQL's GROUP_CONCAT stops at 1,024 bytes (MariaDB's at 1 MiB): the definition hashes and
+    # the fingerprints' column lists are GROUP_CONCATs (MySQL 8.0 Reference Manual, "Server System
+    # Variables", group_concat_max_len).
+    "SET SESSION group_concat_max_len = 1073741824;\n"
+    # MySQL 8 and later answer information_schema.TABLES (AUTO_INCREMENT) from statistics cached
+    # for up to a day unless told (MySQL 8.0 Reference Manual, information_schema_stats_expiry);
+    # MariaDB has no such cache nor variable, so the statement is chosen by the server.
+    "SET @sitectl_q = IF(VERSION() LIKE '%MariaDB%', 'DO 0', 'SET SESSION information_schema_stats_expiry = 0');\n"
+    "PREPARE sitectl_q FROM @sitectl_q; EXECUTE sitectl_q; DEALLOCATE PREPARE sitectl_q;\n"
+    # InnoDB's table ids: information_schema.INNODB_SYS_TABLES on MariaDB, INNODB_TABLES on
+    # MySQL 8 and later; the stores read them through this view, made once per server.
+    f"CREATE DATABASE IF NOT EXISTS {TRACK_DB_NAME};\n"
+    "SET @sitectl_q = IF((SELECT COUNT(*) FROM information_schema.views WHERE table_schema = 'sitectl'"
+    " AND table_name = 'innodb_ids') > 0, 'DO 0', CONCAT('CREATE VIEW sitectl.innodb_ids AS SELECT name, table_id"
+    " FROM information_schema.', IF(VERSION() LIKE '%MariaDB%', 'innodb_sys_tables', 'innodb_tables')));\n"
+    "PREPARE sitectl_q FROM @sitectl_q; EXECUTE sitectl_q; DEALLOCATE PREPARE sitectl_q;\n"
+)
 
 
 class MysqlExec(_ExecSession):
@@ -391,7 +411,7 @@ class MysqlNetwork(SqlSession):
         site: site name, for messages.
         database: the application's database.
         endpoint: where to connect; the account must be allowed to create databases and
-            triggers and read ``information_schema.innodb_sys_tables`` (``PROCESS``).
+            triggers and views and read InnoDB's table list (``PROCESS``).
     """
 
     dialect = "mysql"

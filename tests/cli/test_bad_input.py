@@ -131,8 +131,9 @@ def test_bad_network_store_entries(tmp_path, store, message):
 
 
 def test_instance_numbers_stop_before_ports_collide():
-    # Forum 9999 and homepage 4399 differ by 56 x 100: instance 56's homepage would be instance 0's forum.
-    code, out = run("env", "--instance", "56")
-    assert code == 2 and "give 0 to 55" in out, out
-    code, out = run("env", "--instance", "55", "--json")
-    assert code == 0 and json.loads(out)["REDDIT"] == "http://127.0.0.1:15499"
+    # Classifieds 9980 and the shop's admin 7780 differ by 22 x 100: instance 22's admin would be
+    # instance 0's classifieds (forum 9999 and homepage 4399 meet only at 56).
+    code, out = run("env", "--instance", "22")
+    assert code == 2 and "give 0 to 21" in out, out
+    code, out = run("env", "--instance", "21", "--json")
+    assert code == 0 and json.loads(out)["REDDIT"] == "http://127.0.0.1:12099"

@@ -17,11 +17,16 @@ def write(tmp_path, text, name="stack.yaml"):
 def test_shipped_stacks_load_with_one_code_path():
     mini, real = load_stack("mini"), load_stack("webarena")
     assert list(mini.sites) == list(real.sites) == [
-        "shopping", "shopping_admin", "reddit", "gitlab", "wikipedia", "map", "homepage"]
+        "shopping", "shopping_admin", "reddit", "gitlab", "wikipedia", "map", "homepage", "classifieds"]
     for name in mini.sites:
         m, r = mini.sites[name], real.sites[name]
         # Same container names, ports, command override and post-start steps; images differ.
         assert (m.container, m.ports, m.command, m.post_start, m.url) == (r.container, r.ports, r.command, r.post_start, r.url)
+        # The same services, by the same names, aliases, environment and restart policy.
+        assert {k: (v.container, v.aliases, v.environment, v.restart) for k, v in m.services.items()} == \
+            {k: (v.container, v.aliases, v.environment, v.restart) for k, v in r.services.items()}
+    assert real.sites["classifieds"].services["db"].image == "mysql:8.1"
+    assert mini.sites["classifieds"].services["db"].image.startswith("sitectl/mini-classifieds-db:")
     assert real.sites["shopping"].image == "shopping_final_0712"
     assert mini.sites["shopping"].image.startswith("sitectl/mini-")
 
