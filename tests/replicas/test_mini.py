@@ -1,6 +1,6 @@
 """The mini stack end to end: up, status, verify, host mismatch, task file, reset.
 
-Real Docker, real databases, real HTTP. The session fixture `mini` brings all seven sites up
+Real Docker, real databases, real HTTP. The session fixture `mini` brings all eight sites up
 once; the reset test runs last in this module because it re-creates the mutable sites.
 """
 import json
@@ -14,7 +14,7 @@ from tests.conftest import invoke
 pytestmark = pytest.mark.docker
 
 TASK_FILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "webarena" / "test.raw.json"
-SITES = ["shopping", "shopping_admin", "reddit", "gitlab", "wikipedia", "map", "homepage"]
+SITES = ["shopping", "shopping_admin", "reddit", "gitlab", "wikipedia", "map", "homepage", "classifieds"]
 
 
 def cli(*args):
@@ -27,7 +27,7 @@ def cli_json(*args):
     return r.exit_code, json.loads(r.stdout)
 
 
-def test_all_seven_sites_running_and_healthy(mini):
+def test_all_eight_sites_running_and_healthy(mini):
     code, data = cli_json("status")
     assert code == 0, data
     rows = {r["site"]: r for r in data["sites"]}
@@ -274,7 +274,7 @@ def test_reset_discards_changes_made_through_the_sites(mini):
     code, data = cli_json("reset")
     assert code == 0, data
     methods = {s["site"]: s["method"] for s in data["sites"]}
-    assert sorted(methods) == ["gitlab", "reddit", "shopping", "shopping_admin"]
+    assert sorted(methods) == ["classifieds", "gitlab", "reddit", "shopping", "shopping_admin"]
     assert methods["shopping"] == methods["reddit"] == methods["gitlab"] == "delta", data
 
     assert magento.latest_order(shop)["increment_id"] == golden_order
