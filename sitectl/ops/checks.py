@@ -30,8 +30,12 @@ def status(target: Target, sites: list[Site], engine: Engine) -> list[dict]:
         if info and info.running:
             outs = [run_probe(target, site, p, engine) for p in probes_of(target, site, "ready")]
             bad = [o for o in outs if not o.ok]
-            row["healthy"] = not bad
-            row["detail"] = "; ".join(f"{o.probe}: {o.detail}" for o in bad)
+            # A service that is not running (the classifieds database) is named first.
+            down = [f"service {k}: container {c} is {si.status if si else 'missing'}"
+                    for k in site.services for c in [target.service_container(site, k)]
+                    for si in [engine.container(c)] if si is None or not si.running]
+            row["healthy"] = not bad and not down
+            row["detail"] = "; ".join([*down, *(f"{o.probe}: {o.detail}" for o in bad)])
         return row
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(sites))) as pool:

@@ -166,6 +166,12 @@ def diagnose(target: Target, site: Site, engine: Engine) -> dict:
         checks.append(Check("container", "fail", f"container {name} is {info.status if info else 'missing'}",
                             f"sitectl up --stack {target.stack.name} --instance {target.instance} {site.name}"))
         return done()
+    for k in site.services:  # a stopped service (the classifieds database) fails the stores' checks below
+        c = target.service_container(site, k)
+        si = engine.container(c)
+        if si is None or not si.running:
+            checks.append(Check(f"service {k}", "fail", f"container {c} is {si.status if si else 'missing'}",
+                                f"sitectl up --stack {target.stack.name} --instance {target.instance} {site.name}"))
     args = _probe_args(site)
     budget = DU_SECONDS * (1 + sum(a.startswith("d:") for a in args)) + 30
     rc, out = engine.exec(name, ["sh", "-c", PROBE_SH, "sh", *args], timeout=budget)

@@ -11,7 +11,7 @@ from sitectl.errors import SitectlError, UsageError
 from sitectl.ops import doctor
 from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
-from sitectl.sites.containers import SiteUp, ensure_images
+from sitectl.sites.containers import SERVICE_LABEL, SiteUp, ensure_images
 from sitectl.snapshots.journal import clear_journal, instance_lock
 from sitectl.stack.model import Site
 from sitectl.stack.target import Target
@@ -125,7 +125,9 @@ def _down(target: Target, engine: Engine, volumes: bool, reporter: Reporter) -> 
     removed = []
     for c in engine.containers({"sitectl.instance": str(target.instance)}):
         reporter.step(c.labels.get("sitectl.site", c.name), f"removing {c.name}")
-        engine.remove(c.name, volumes=volumes)
+        # A service's anonymous volumes (a database image's VOLUME) go with it: the next `up`
+        # starts that server empty from its image, and nothing is left behind per down.
+        engine.remove(c.name, volumes=volumes or SERVICE_LABEL in c.labels)
         removed.append(c.name)
     engine.remove_network(target.network)
     snapshots.forget_sites(target, list(target.stack.sites))  # the snapshots went with the containers

@@ -334,11 +334,11 @@ def _wait(target: Target, site: Site, engine: Engine, level_types: tuple[str, ..
             raise ProbeTimeout(site.name, why) from None
 
 
-def _remove_services(target: Target, site: Site, engine: Engine, reporter: Reporter) -> None:
-    """Remove ``site``'s service containers with their anonymous volumes (a database image's
-    ``VOLUME``: the next start is a fresh server, as the site's re-creation needs)."""
-    for k in site.services:
-        c = target.service_container(site, k)
+def _remove_services(target: Target, site: Site, engine: Engine, reporter: Reporter, strays: list[str] = ()) -> None:
+    """Remove ``site``'s service containers (and ``strays``: service containers of the site the
+    stack no longer names) with their anonymous volumes (a database image's ``VOLUME``: the next
+    start is a fresh server, as the site's re-creation needs)."""
+    for k, c in [*((k, target.service_container(site, k)) for k in site.services), *(("stray", c) for c in strays)]:
         if engine.container(c) is not None:
             reporter.step(site.name, f"removing container {c} (service {k})")
             engine.remove(c, volumes=True)
@@ -388,18 +388,29 @@ def make_ready(target: Target, site: Site, engine: Engine, reporter: Reporter = 
     # names, re-creates the whole site, and services left without their site are removed.
     services = {k: (target.service_container(site, k), target.image_ref(v.image)) for k, v in site.services.items()}
     svc_info = {k: engine.container(c) for k, (c, _) in services.items()}
+    for k, i in svc_info.items():
+        if i is not None and (i.labels.get("sitectl.site") != site.name or i.labels.get(SERVICE_LABEL) != k
+                              or i.labels.get("sitectl.instance") != str(target.instance)):
+            raise UsageError(f"site {site.name!r}: a container named {services[k][0]!r} exists and is not this "
+                             f"instance's service {k!r} (no sitectl labels); remove it or use another --instance")
+    # Service containers of this site that the stack no longer names (a renamed service): they
+    # would still answer to the site's aliases.
+    strays = [c.name for c in engine.containers({"sitectl.instance": str(target.instance), "sitectl.site": site.name,
+                                                 SERVICE_LABEL: None})
+              if c.name not in {n for n, _ in services.values()}]
     svc_stale = [k for k, i in svc_info.items() if i is None or i.image != services[k][1]
                  or (i.image_id and i.image_id != engine.image_id(services[k][1]))]
-    if info is not None and (recreate or info.image != target.image(site) or rebuilt or svc_stale):
+    if info is not None and (recreate or info.image != target.image(site) or rebuilt or svc_stale or strays):
         why = (" (its image was rebuilt)" if rebuilt and not recreate else
-               f" (service {svc_stale[0]!r} is gone or changed)" if svc_stale and not recreate else "")
+               f" (service {svc_stale[0]!r} is gone or changed)" if svc_stale and not recreate else
+               f" (its services changed: {', '.join(strays)} is no longer one)" if strays and not recreate else "")
         reporter.step(site.name, f"removing container {name}" + why)
         engine.remove(name)
-        _remove_services(target, site, engine, reporter)
+        _remove_services(target, site, engine, reporter, strays)
         info, svc_info = None, dict.fromkeys(services)
         on_remove(site)
-    elif info is None and any(svc_info.values()):
-        _remove_services(target, site, engine, reporter)
+    elif info is None and (any(svc_info.values()) or strays):
+        _remove_services(target, site, engine, reporter, strays)
         svc_info = dict.fromkeys(services)
         on_remove(site)
     action = "kept"

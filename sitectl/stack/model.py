@@ -496,9 +496,14 @@ class Stack(_Strict):
                 if p in seen_p:
                     raise ValueError(f"sites {seen_p[p]!r} and {s.name!r} share host port {p}")
                 seen_p[p] = s.name
+        # A container's name is a host name on the network too: an alias equal to one would be
+        # two hosts of one name (on instance 0, where names carry no prefix).
+        for a, who in seen_a.items():
+            if a in seen_c:
+                raise ValueError(f"{who}: network alias {a!r} is the container name of {seen_c[a]}")
         for s in self.sites.values():
-            texts = [s.url, *s.environment.values(), *(a for st in s.post_start for a in st.exec),
-                     *(x for v in s.services.values() for x in v.environment.values())]
+            texts = [s.url, *s.environment.values(), *s.volumes, *(a for st in s.post_start for a in st.exec),
+                     *(x for v in s.services.values() for x in [*v.environment.values(), *v.volumes])]
             for t in texts:
                 for _, name, _, _ in string.Formatter().parse(t):
                     m = name and _SITE_ORIGIN_RE.fullmatch(name)

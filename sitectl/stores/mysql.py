@@ -47,7 +47,8 @@ TRACK_DB = TRACK_DB_NAME
 #: objects tracked. 3: sitectl's own triggers in each table's definition hash. 4: the tables the
 #: application's triggers write (``sitectl.trigger_targets``), caught up in the restore's transaction.
 #: 5: the definition hashes are SHA-256 (MySQL 9 has no MD5()) and read MySQL 8's table ids too.
-TRACKING_VERSION = 5
+#: 6: a table of another engine than InnoDB is identified by its row count (a TRUNCATE is seen).
+TRACKING_VERSION = 6
 MAX_KEYS_PER_TABLE = 2000
 #: Passes a full restore makes over the tables the application's triggers wrote meanwhile.
 FULL_PASSES = 4  # above this a table is restored whole (one statement stays small)
@@ -165,6 +166,12 @@ class MysqlStore(Store):
         table id, ``C`` column definitions hash, ``X`` index definitions hash (each tag
         preceded by ``prefix``).
 
+        A table of another engine (OSClass's MyISAM descriptions) has no InnoDB id, and its
+        TRUNCATE fires no trigger and keeps its creation time on MySQL: its ``I`` is minus one
+        minus its row count (exact for MyISAM), so any change of its rows makes the table's
+        state differ and the table is restored whole (a TRUNCATE is caught; the price is a
+        whole-table copy whenever it changed).
+
         The referential constraints are read once into a derived table (its LIMIT keeps MariaDB
         from merging it into a nested loop over ``information_schema``: 18 ms instead of 85 ms
         for Magento's 380 foreign keys)."""
@@ -176,6 +183,9 @@ class MysqlStore(Store):
             UNION ALL
             SELECT '{p}I', SUBSTRING(name, LENGTH({db}) + 2), table_id FROM {TRACK_DB}.innodb_ids
               WHERE name LIKE CONCAT({db}, '/%')
+            UNION ALL
+            SELECT '{p}I', table_name, -1 - CAST(table_rows AS SIGNED) FROM information_schema.tables
+              WHERE table_schema = {db} AND table_type = 'BASE TABLE' AND engine <> 'InnoDB'
             UNION ALL
             SELECT '{p}C', table_name, SHA2(GROUP_CONCAT(CONCAT_WS(',', column_name, column_type, is_nullable,
                 IFNULL(column_default, '~'), extra) ORDER BY ordinal_position SEPARATOR ';'), 256)

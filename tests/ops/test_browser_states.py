@@ -18,7 +18,8 @@ pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("keep_login_registry")
 
 CHROMIUM = "/usr/bin/chromium"
 #: WebArena's probe per site: (keyword or None for "final URL equals the probe URL").
-KEYWORD = {"shopping": None, "gitlab": None, "shopping_admin": "Dashboard", "reddit": "Delete"}
+KEYWORD = {"shopping": None, "gitlab": None, "shopping_admin": "Dashboard", "reddit": "Delete",
+           "classifieds": "My listings"}  # VisualWebArena's (family-formats.md §1.5)
 
 
 def logged_in(page, target, name: str) -> bool:
@@ -37,7 +38,7 @@ def test_every_state_file_opens_logged_in_pages_in_chromium(mini, tmp_path):
     r = invoke(["login", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     files = [Path(f["file"]) for f in json.loads(r.stdout)["files"]]
-    assert len(files) == 8
+    assert len(files) == 9  # WebArena's eight and VisualWebArena's classifieds_state.json
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
         try:

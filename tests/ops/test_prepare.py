@@ -125,9 +125,9 @@ def test_preflight_admin_url_and_leftover_placeholder_and_redirecting_host(mini,
     code, out = cli("task", "prepare", str(task_file(tmp_path, task)), "--urls-from-env", "--dry-run")
     assert code == 8 and "does not end with /admin" in out
     # A placeholder no variable fills.
-    odd = {**task, "start_url": "__SHOPPING_ADMIN__/x |AND| __CLASSIFIEDS__/y"}
+    odd = {**task, "start_url": "__SHOPPING_ADMIN__/x |AND| __CALENDAR__/y"}
     code, out = cli("task", "prepare", str(task_file(tmp_path, odd)), "--dry-run")
-    assert code == 8 and "__CLASSIFIEDS__" in out
+    assert code == 8 and "__CALENDAR__" in out
     # Variables that are not the stack's: states and resets would not match them.
     monkeypatch.setenv("SHOPPING_ADMIN", "http://127.0.0.1:7880/admin")
     code, out = cli("task", "prepare", str(task_file(tmp_path, task)), "--urls-from-env", "--dry-run")

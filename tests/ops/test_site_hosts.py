@@ -19,7 +19,7 @@ from sitectl.ops.envvars import env_vars
 from sitectl.progress import Reporter
 from sitectl.stack.target import resolve_target
 from tests.conftest import invoke
-from tests.ops.test_browser_states import CHROMIUM, KEYWORD, logged_in
+from tests.ops.test_browser_states import CHROMIUM, logged_in
 from tests.ops.test_login import probe_file
 from tests.replicas.test_webarena_client import BROWSERS, JUDGE, PY
 
@@ -78,7 +78,7 @@ def test_each_site_has_its_own_host_name_and_base_url(hosted, engine):
 
 
 def test_every_pair_including_forum_with_shops_is_written_and_logged_in(hosted, tmp_path):
-    code, res = cli("login", "--all", "--out", str(tmp_path), "--json")
+    code, res = cli("login", *LOGIN_SITES, "--out", str(tmp_path), "--json")
     assert code == 0 and res["ok"], res
     assert sorted(Path(f["file"]).name for f in res["files"]) == TEN and res["skipped_pairs"] == []
     for name in TEN:
@@ -94,12 +94,12 @@ def test_every_pair_including_forum_with_shops_is_written_and_logged_in(hosted, 
 def test_forum_and_shop_pairs_open_logged_in_in_chromium(hosted, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    assert cli("login", "--all", "--out", str(tmp_path), "--json")[0] == 0
+    assert cli("login", *LOGIN_SITES, "--out", str(tmp_path), "--json")[0] == 0
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
         try:
             control = browser.new_context()
-            assert not any(logged_in(control.new_page(), hosted, n) for n in KEYWORD)
+            assert not any(logged_in(control.new_page(), hosted, n) for n in LOGIN_SITES)
             control.close()
             for name in ("reddit.shopping_state.json", "reddit.shopping_admin_state.json"):
                 ctx = browser.new_context(storage_state=str(tmp_path / name))

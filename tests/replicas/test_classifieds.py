@@ -73,12 +73,13 @@ def test_login_as_vwa_does_and_a_wrong_password_is_named(mini):
 def _dump(engine) -> str:
     """The classifieds database as mysqldump prints it (rows in key order, table definitions with
     their AUTO_INCREMENT counters, triggers) plus each kept folder's files by content, read in
-    the containers by their own tools: nothing of sitectl's stores or fingerprints."""
+    the containers by their own tools: nothing of sitectl's stores or fingerprints. (PHP's
+    session files are not kept: docs/contracts/classifieds.md.)"""
     rc, sql = engine.exec("classifieds_db", ["mysqldump", "-uroot", "-ppassword", "--skip-dump-date", "--order-by-primary",
                                              "--skip-extended-insert", "osclass"])
     assert rc == 0, sql[-500:]
     rc, files = engine.exec("classifieds", ["sh", "-c", "cd /usr/src/myapp/oc-content/uploads && find 841 temp -type f "
-                                            "| sort | xargs -r sha256sum; find 841 temp -type d | sort; ls -A /tmp | sort"])
+                                            "| sort | xargs -r sha256sum; find 841 temp -type d | sort"])
     assert rc == 0, files
     return sql.replace("mysqldump: [Warning] Using a password on the command line interface can be insecure.\n", "") + files
 
@@ -97,7 +98,7 @@ def test_reset_puts_back_what_the_site_changed(mini, engine):
     new_id = cf.post_ad(s, BASE, "Sitectl probe lamp", "A lamp posted by the reset test", "270", 18, [name])
     cf.edit_ad(s, BASE, 84144, price="25000", description="Asking $25000")
     cf.delete_ad(s, BASE, 84145)
-    cf.comment(cf.session(BASE), BASE, 84146, "Anon", "Still there?", author=("Alex", "alex@example.com"))
+    cf.comment(cf.session(BASE), BASE, 84146, "Anon", "Still there? It’s 5€ — ok", author=("Alex", "alex@example.com"))
     page = cf.item_page(s, BASE, new_id).text
     assert cf.text_of(page, "price price-alt isMobile") == "270.00 $" and f"uploads/{new_id // 100}/" in page
     assert cf.text_of(cf.item_page(s, BASE, 84144).text, "price price-alt isMobile") == "25000.00 $"
@@ -107,6 +108,14 @@ def test_reset_puts_back_what_the_site_changed(mini, engine):
     code, data = cli_json("reset", "classifieds")
     assert code == 0, data
     assert [(r["site"], r["method"]) for r in data["sites"]] == [("classifieds", "delta")], data
+    after = _dump(engine)
+    assert after == before, "".join(__import__("difflib").unified_diff(before.splitlines(True), after.splitlines(True), n=1))[:4000]
+    # A TRUNCATE of OSClass's MyISAM descriptions fires no trigger and leaves no InnoDB id behind:
+    # the reset still sees it (the table's row count) and restores the table.
+    rc, out = engine.exec("classifieds_db", ["mysql", "-uroot", "-ppassword", "osclass", "-e", "TRUNCATE oc_t_item_description"])
+    assert rc == 0, out
+    code, data = cli_json("reset", "classifieds")
+    assert code == 0 and data["sites"][0]["method"] != "none", data
     after = _dump(engine)
     assert after == before, "".join(__import__("difflib").unified_diff(before.splitlines(True), after.splitlines(True), n=1))[:4000]
     code, data = cli_json("verify", "--deep", "classifieds")
@@ -133,17 +142,6 @@ def test_vwas_reset_endpoint_answers_200_whatever_happens(mini):
     assert code == 0, data
 
 
-def test_vwas_classifieds_tasks_are_all_served(mini):
-    """Issue 19, item 3: every task of VisualWebArena's classifieds file (start URLs logged in as
-    Blake, the shop's for the two that open it too; every program_html check readable)."""
-    from pathlib import Path
-
-    f = Path(__file__).resolve().parents[3] / "shared" / "data" / "visualwebarena" / "test_classifieds.raw.json"
-    code, data = cli_json("tasks", "check", str(f))
-    assert code == 0, data.get("failures", data)[:5]
-    assert data["total"] == data["served"] == 234 and data["format"] == "visualwebarena"
-
-
 def test_doctor_refuses_gtid_enforcement_over_myisam_tables(mini, engine):
     """MySQL 9's default (and a replicated server's setting) enforce_gtid_consistency=ON refuses
     any statement writing a MyISAM table and an InnoDB one: with sitectl's trigger on OSClass's
@@ -164,13 +162,41 @@ def test_doctor_refuses_gtid_enforcement_over_myisam_tables(mini, engine):
     assert invoke(["doctor", "classifieds"]).exit_code == 0
 
 
-def test_a_lost_database_container_recreates_the_site(mini, engine):
-    """The site and its service are one unit: with classifieds_db gone, `up` re-creates both
-    (the golden copies lived in that server), takes golden again, and `verify --deep` passes."""
-    engine.remove("classifieds_db", volumes=True)
-    code, data = cli_json("up", "classifieds")
-    assert code == 0, data
-    assert [(r["site"], r["action"]) for r in data["sites"]] == [("classifieds", "created")], data
-    assert engine.container("classifieds_db").running
-    code, data = cli_json("verify", "--deep", "classifieds")
-    assert code == 0, data
+def test_a_lost_container_recreates_the_whole_site(mini, engine):
+    """The site and its service are one unit. With the web container gone, `up` removes the
+    database left without it (and its anonymous volume: nothing piles up) and re-creates both;
+    with the database gone (the golden copies lived in that server), the same. Each time golden
+    is taken again and `verify --deep` passes."""
+    from python_on_whales import docker
+
+    def volumes_of(name):
+        return {m.name for m in docker.container.inspect(name).mounts if m.type == "volume"}
+
+    old = volumes_of("classifieds_db")
+    assert old
+    for gone in ("classifieds", "classifieds_db"):
+        engine.remove(gone, volumes=True)
+        code, data = cli_json("up", "classifieds")
+        assert code == 0, data
+        assert [(r["site"], r["action"]) for r in data["sites"]] == [("classifieds", "created")], data
+        assert engine.container("classifieds_db").running and engine.container("classifieds").running
+        code, data = cli_json("verify", "--deep", "classifieds")
+        assert code == 0, data
+    assert not old & {v.name for v in docker.volume.list()}, "the first database's volume is left behind"
+
+
+def test_a_foreign_container_under_a_service_name_is_never_removed(mini, engine):
+    """A container that is not sitectl's, under the name a service of instance 17 would take:
+    `up` refuses (exit 2, naming it) and leaves it, and starts nothing of the site."""
+    from python_on_whales import docker
+
+    name = "i17-classifieds_db"
+    engine.remove(name)
+    docker.run(mini.image(mini.stack.sites["classifieds"]), ["600"], entrypoint="sleep", name=name, detach=True)
+    try:
+        r = invoke(["up", "classifieds", "--instance", "17", "--json"])
+        assert r.exit_code == 2 and name in r.stdout and "not this instance's service 'db'" in r.stdout, r.stdout
+        assert engine.container(name).running and engine.container("i17-classifieds") is None
+    finally:
+        engine.remove(name)
+        invoke(["down", "--instance", "17"])

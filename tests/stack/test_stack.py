@@ -201,3 +201,26 @@ def test_a_billion_laughs_file_is_refused_naming_it(tmp_path):
     big.write_text("name: big\n" + "#" * (4 << 20) + "\n")
     with pytest.raises(StackError, match=r"big\.yaml: \d+ bytes; a stack file may have at most 4194304"):
         load_stack(big)
+
+
+@pytest.mark.parametrize("services,steps,words", [
+    ({"db": {"image": "i", "container": "x_db", "aliases": ["DB"]}}, "", ["alias 'DB' is not a host name"]),
+    ({"db": {"image": "i", "container": "web"}}, "", ["share container 'web'"]),
+    ({"db": {"image": "i", "container": "x_db", "aliases": ["web"]}}, "", ["network alias 'web' is the container name"]),
+    ({"db": {"image": "i", "container": "x_db", "volumes": ["{origin_nosuch}:/x"]}}, "",
+     ["placeholder {origin_nosuch} names no site"]),
+    ({"db": {"image": "i", "container": "x_db", "restart": "sometimes"}}, "", ["restart"]),
+    ({"db": {"image": "i", "container": "x_db"}}, "    post_start: [{name: load, service: cache, exec: ['true']}]\n",
+     ["names service 'cache'", "services: db"]),
+])
+def test_bad_services_are_one_clear_error(tmp_path, services, steps, words):
+    """A site's service containers (stack-files.md, "Service containers"): each fault is one
+    StackError naming the file and what is wrong; nothing runs."""
+    import json
+
+    p = tmp_path / "stack.yaml"
+    p.write_text("name: x\nsites:\n  web:\n    kind: osclass\n    env_var: WEB\n    image: img\n    container: web\n"
+                 f"    ports: ['9980:9980']\n    services: {json.dumps(services)}\n" + steps)
+    with pytest.raises(StackError) as e:
+        load_stack(p)
+    assert str(p) in str(e.value) and all(w in str(e.value) for w in words), str(e.value)

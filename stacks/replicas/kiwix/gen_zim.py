@@ -69,6 +69,24 @@ def page(title: str, path: str, paragraphs, facts=(), links=()) -> str:
             + "\n".join(body) + "</body></html>\n")
 
 
+#: A 1x1 lossless WebP (RIFF "WEBP", chunk VP8L; Google's WebP container specification).
+WEBP_1PX = bytes.fromhex("524946461a000000574542505650384c0d0000002f0000001007101111888" "8fe0700")
+
+
+class Blob(Item):
+    """A file entry (an image) of the ZIM at ``path`` with ``mimetype``."""
+
+    def __init__(self, path, mimetype, data):
+        super().__init__()
+        self.path, self.mimetype, self.data = path, mimetype, data
+
+    def get_path(self): return self.path
+    def get_title(self): return ""
+    def get_mimetype(self): return self.mimetype
+    def get_contentprovider(self): return StringProvider(self.data)
+    def get_hints(self): return {Hint.FRONT_ARTICLE: False}
+
+
 class Article(Item):
     def __init__(self, path: str, title: str, content: str):
         super().__init__()
@@ -96,6 +114,10 @@ def main() -> None:
         arts.append({"title": t, "paragraphs": [
             f"{t} is a filler article of the sitectl kiwix replica (seed {a.seed}).",
             " ".join(rng.choice(WORDS) for _ in range(30)) + "."], "links": ["Pittsburgh"]})
+    for t in data.get("vwa_articles", []):  # paths VisualWebArena's tasks open; the replica's own text
+        arts.append({"title": t, "paragraphs": [
+            f"{t}: an article of the sitectl kiwix replica, at the path VisualWebArena's tasks open.",
+            " ".join(rng.choice(WORDS) for _ in range(30)) + "."], "links": ["Pittsburgh"]})
     titles = [x["title"] for x in data["articles"]]
     land = data["landing"]
     if os.path.exists(a.out):
@@ -121,6 +143,8 @@ def main() -> None:
                      ("Date", "2022-05-01"), ("Flavour", "maxi"), ("Tags", "wikipedia;_category:wikipedia;_pictures:yes"),
                      ("Source", f"sitectl seed={a.seed} scale={a.scale}")]:
             c.add_metadata(k, v)
+        for img in data.get("vwa_images", []):
+            c.add_item(Blob(img["path"], img["mimetype"], WEBP_1PX))
         c.add_illustration(48, png_rgb(48, 48, (51, 102, 204)))
     print(f"wrote {a.out}: {len(arts) + 1} articles")
 

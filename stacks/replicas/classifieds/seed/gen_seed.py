@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import re
 import struct
@@ -316,18 +315,18 @@ def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
 
 def write_images(data: dict, uploads: Path) -> int:
     """Each listing's picture in OSClass's layout (§4.8): ``<id>/<id>.png`` and its
-    ``_preview``, ``_thumbnail`` and ``_original`` variants (hard links: the replica's pictures
-    are one colour each); Blake's as ``841/<id>.jpg`` (a PNG body under his dump's name)."""
+    ``_preview``, ``_thumbnail`` and ``_original`` variants (four files, as OSClass writes them;
+    the replica's pictures are one colour each); Blake's as ``841/<id>.jpg`` (a PNG body under
+    his dump's name)."""
     n = 0
     for r in data["tables"]["oc_t_item_resource"]:
         rid, iid, name, ext, _, path = r
         folder = uploads / path.split("uploads/", 1)[1]
         folder.mkdir(parents=True, exist_ok=True)
         h = hashlib.sha256(f"{iid}".encode()).digest()
-        main = folder / f"{rid}.{ext}"
-        main.write_bytes(png(48, 36, (h[0], h[1], h[2])))
-        for v in ("_preview", "_thumbnail", "_original"):
-            os.link(main, folder / f"{rid}{v}.{ext}")
+        body = png(48, 36, (h[0], h[1], h[2]))
+        for v in ("", "_preview", "_thumbnail", "_original"):
+            (folder / f"{rid}{v}.{ext}").write_bytes(body)
         n += 4
     (uploads / "temp").mkdir(exist_ok=True)
     return n

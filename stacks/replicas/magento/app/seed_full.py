@@ -226,7 +226,8 @@ class Full:
     # --- categories ---
     def categories(self):
         depts = SHOP_DEPTS if self.store == "shopping" else LUMA_DEPTS
-        cid, rows, names, tree = 2, [], [], []
+        # ids after tiny's categories (Default Category 2, the shop's task categories in seed.py)
+        cid, rows, names, tree = q1(self.conn, "SELECT MAX(entity_id) m FROM catalog_category_entity")["m"], [], [], []
         level1 = []
         for di, (dept, subs, quals) in enumerate(depts):
             cid += 1
@@ -234,7 +235,7 @@ class Full:
             level1.append((top, dept))
             rows.append([top, 2, "1/2/%d" % top, di + 1, 2, len(subs) * (1 + len(quals))])
             names.append((top, dept))
-        # second pass keeps top-level ids contiguous (3..), then subcategories and leaves
+        # second pass keeps top-level ids contiguous, then subcategories and leaves
         for (top, dept), (_, subs, quals) in zip(level1, depts):
             for si, (sub, nouns) in enumerate(subs):
                 cid += 1

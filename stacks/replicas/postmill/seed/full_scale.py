@@ -269,13 +269,11 @@ def load(conn, seed, base, seconds_per_id, ranking):
         n_bulk_subs = TOTAL_SUBMISSIONS - len(tiny_subs)
         chosen = sorted(rng.sample(free, n_bulk_subs))
         # per-id eligible forums: segments between ceilings
-        cuts = sorted(set(ceiling.values()))
+        cuts = sorted({c for c in ceiling.values() if c <= SUB_ID_MAX})   # a ceiling above every bulk id binds nothing
         segs = []   # (upper bound exclusive, ids, cum weights)
-        lo = 0
         for c in cuts + [SUB_ID_MAX + 1]:
             elig = [fid for fid in fw_ids if ceiling.get(fid, SUB_ID_MAX + 1) >= c]
             segs.append((c, elig, list(_cumsum(weight[x] for x in elig))))
-            lo = c
         posters = rng.sample(bulk_uids, 60_000)
         p_cum = list(_cumsum(1.0 / (k + 10) ** 0.8 for k in range(len(posters))))
         commenters = rng.sample(bulk_uids, 250_000)
@@ -363,7 +361,7 @@ def load(conn, seed, base, seconds_per_id, ranking):
         ids = [i for i in rng.sample(range(1, span + 1), n_c + len(tiny_comment_ids) + 16)
                if i not in tiny_comment_ids][:n_c]
         ids.sort()
-        order = sorted(range(n_c), key=lambda i: (comments[i][0], i))
+        order = sorted(range(n_c), key=lambda i, c=comments: (c[i][0], i))
         cid_of = [0] * n_c
         for rank, i in enumerate(order):
             cid_of[i] = ids[rank]

@@ -109,6 +109,108 @@ USER_DEFAULTS_COLS = ", ".join(USER_DEFAULTS)
 USER_DEFAULTS_SQL = ", ".join(v if v in ("true", "false") else "'%s'" % v for v in USER_DEFAULTS.values())
 
 
+def insert_subs(cur, rng, subs, comment_plan, forums, users):
+    """Insert submissions (with their image file and row) and their planned comments."""
+    for x in sorted(subs, key=lambda x: x["id"]):
+        ts = ts_of(x["id"])
+        image_id = None
+        if x["image"]:
+            image_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            data = png_bytes((rng.randint(0, 255), rng.randint(0, 255), rng.randint(0, 255)))
+            cur.execute("INSERT INTO images (id, file_name, width, height, sha256) VALUES (%s,%s,8,8,decode(%s, 'hex'))",
+                        (image_id, x["image"], x["image"][:64]))
+            os.makedirs(f"{PUBLIC}/submission_images", exist_ok=True)
+            with open(f"{PUBLIC}/submission_images/{x['image']}", "wb") as f:
+                f.write(data)
+        plan = comment_plan[x["id"]]
+        last = ts
+        if x["id"] in ACTIVE_DIY:     # "active" sort = last_active desc, in the task's order
+            last = ts_of(135300) - dt.timedelta(hours=ACTIVE_DIY.index(x["id"]))
+        elif plan:
+            last = ts + dt.timedelta(minutes=10 * len(plan))
+        cur.execute("""INSERT INTO submissions (id, forum_id, user_id, title, url, body, timestamp, ip, ranking,
+                       last_active, comment_count, net_score, media_type, image_id, sticky, user_flag)
+                       VALUES (%s,%s,%s,%s,%s,%s,%s,NULL,%s,%s,%s,%s,%s,%s,false,'none')""",
+                    (x["id"], forums[x["forum"]], users[x["user"]], x["title"], x["url"], x["body"] or None,
+                     ts, ranking(ts, x["score"]), last, len(plan), x["score"],
+                     "image" if image_id else "url", image_id))
+        for n, (cid, parent, user, body, flag) in enumerate(plan):
+            cur.execute("""INSERT INTO comments (id, submission_id, user_id, parent_id, body, timestamp, ip,
+                           user_flag, net_score) VALUES (%s,%s,%s,%s,%s,%s,NULL,%s,%s)""",
+                        (cid, x["id"], users[user], parent, body, ts + dt.timedelta(minutes=10 * (n + 1)),
+                         flag, rng.randint(-3, 40)))
+
+
+VWA_IMAGE_POST_BASE = 130600     # posts for VWA images whose submission is not named (after pics_images')
+
+
+def vwa_image_post_ids(vwa):
+    return [VWA_IMAGE_POST_BASE + 7 * k for k, _ in enumerate(i for i in vwa.get("images", ()) if "forum" in i)]
+
+
+def seed_vwa(cur, seed, fx, forums, users, fillers, taken, taken_c):
+    """VisualWebArena's forums, submissions (ids, forums, slugs), comment ids and images
+    (fixture key "vwa"), with a little filler in its new forums. Own stream
+    ``Random("postmill-vwa:<seed>")``: the WebArena rows before it are unchanged."""
+    vwa = fx.get("vwa")
+    if not vwa:
+        return
+    rng = random.Random(f"postmill-vwa:{seed}")
+    uid = lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    for name in vwa["forums"]:
+        cur.execute("SELECT nextval('forums_id_seq')")
+        i = cur.fetchone()[0]
+        created = BASE - dt.timedelta(days=rng.randint(100, 400))
+        cur.execute("""INSERT INTO forums (id, name, normalized_name, title, description, sidebar, created, featured)
+                       VALUES (%s,%s,%s,%s,%s,%s,%s,false)""",
+                    (i, name, name.lower(), name, f"The {name} forum (replica seed).",
+                     f"Welcome to /f/{name}. Be nice.", created))
+        forums[name] = i
+        cur.execute("INSERT INTO moderators VALUES (%s,%s,%s,%s)", (uid(), i, users[rng.choice(fillers)], created))
+        for u in rng.sample(fillers, 3):
+            cur.execute("INSERT INTO forum_subscriptions VALUES (%s,%s,%s,%s)", (uid(), users[u], i, created))
+    image_of = {i["submission_id"]: i["file"] for i in vwa["images"] if "submission_id" in i}
+    subs = []
+    for s in vwa["submissions"]:
+        title = title_from_slug(s["slug"])
+        assert slugify(title) == s["slug"], (s["id"], title, s["slug"])
+        subs.append(dict(id=s["id"], forum=s["forum"], title=title, user=rng.choice(fillers),
+                         body=words(rng, 12), url=None, score=rng.randint(5, 400), image=image_of.get(s["id"])))
+    loose = [i for i in vwa["images"] if "forum" in i]
+    for sid, img in zip(vwa_image_post_ids(vwa), loose):
+        subs.append(dict(id=sid, forum=img["forum"], title=f"Image {img['file'][:8]}", user=rng.choice(fillers),
+                         body="", url=None, score=rng.randint(50, 900), image=img["file"]))
+    lowest = {}
+    for x in subs:
+        lowest[x["forum"]] = min(lowest.get(x["forum"], 10**9), x["id"])
+    for forum in vwa["forums"]:          # filler, older than the forum's named posts
+        hi = lowest[forum] - 1 if lowest.get(forum, 0) > 1000 else 130000
+        for _ in range(4):
+            sid = rng.randint(2, hi)
+            while sid in taken:
+                sid = rng.randint(2, hi)
+            taken.add(sid)
+            t = words(rng, rng.randint(3, 9))
+            subs.append(dict(id=sid, forum=forum, title=t[:1].upper() + t[1:], user=rng.choice(fillers),
+                             body=words(rng, rng.randint(0, 30)), score=rng.randint(1, 300), image=None,
+                             url=f"http://example.com/{rng.choice(WORDS)}" if rng.random() < .3 else None))
+    named = {}
+    for c in vwa["comments"]:
+        named.setdefault(c["submission_id"], []).append(c["id"])
+    plan = {}
+    for x in subs:
+        p = [(cid, None, rng.choice(fillers), words(rng, rng.randint(4, 20)), "none") for cid in named.get(x["id"], ())]
+        for _ in range(rng.randint(0, 3)):
+            cid = rng.randint(1000, 1200000)
+            while cid in taken_c:
+                cid = rng.randint(1000, 1200000)
+            taken_c.add(cid)
+            parent = rng.choice([None, None] + [q[0] for q in p])
+            p.append((cid, parent, rng.choice(fillers), words(rng, rng.randint(4, 20)), "none"))
+        plan[x["id"]] = p
+    insert_subs(cur, rng, subs, plan, forums, users)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=int(os.environ.get("SEED", "0")))
@@ -188,6 +290,11 @@ def main():
         subs.append(dict(id=sid, forum="pics", title=img["title"], user=rng.choice(fillers), body="",
                          url=None, score=rng.randint(50, 900), image=img["file"]))
         taken.add(sid)
+    # VisualWebArena's rows come later (seed_vwa, own generator stream); their ids are reserved here
+    # so that this stream — the WebArena rows — stays what it was before they were added.
+    vwa = fx.get("vwa", {})
+    taken.update(x["id"] for x in vwa.get("submissions", ()))
+    taken.update(vwa_image_post_ids(vwa))
     for rank, ids in TOP.items():
         for pos, sid in enumerate(ids):
             next(x for x in subs if x["id"] == sid)["score"] = 20000 - 1000 * pos
@@ -209,7 +316,7 @@ def main():
 
     comment_plan = {}   # sid -> list of (cid, parent, user, body, flag)
     fixed = {1235250: 59421, 1042264: 69404}
-    taken_c = set(fixed)
+    taken_c = set(fixed) | {c["id"] for c in vwa.get("comments", ())}
     for x in subs:
         plan = []
         for _ in range(rng.randint(0, 3)):
@@ -232,34 +339,8 @@ def main():
             taken_c.add(cid)
             comment_plan[sid].append((cid, None, rng.choice(fillers), words(rng, 8), "none"))
 
-    for x in sorted(subs, key=lambda x: x["id"]):
-        ts = ts_of(x["id"])
-        image_id = None
-        if x["image"]:
-            image_id = str(uid5())
-            data = png_bytes((rng.randint(0, 255), rng.randint(0, 255), rng.randint(0, 255)))
-            cur.execute("INSERT INTO images (id, file_name, width, height, sha256) VALUES (%s,%s,8,8,decode(%s, 'hex'))",
-                        (image_id, x["image"], x["image"][:64]))
-            os.makedirs(f"{PUBLIC}/submission_images", exist_ok=True)
-            with open(f"{PUBLIC}/submission_images/{x['image']}", "wb") as f:
-                f.write(data)
-        plan = comment_plan[x["id"]]
-        last = ts
-        if x["id"] in ACTIVE_DIY:     # "active" sort = last_active desc, in the task's order
-            last = ts_of(135300) - dt.timedelta(hours=ACTIVE_DIY.index(x["id"]))
-        elif plan:
-            last = ts + dt.timedelta(minutes=10 * len(plan))
-        cur.execute("""INSERT INTO submissions (id, forum_id, user_id, title, url, body, timestamp, ip, ranking,
-                       last_active, comment_count, net_score, media_type, image_id, sticky, user_flag)
-                       VALUES (%s,%s,%s,%s,%s,%s,%s,NULL,%s,%s,%s,%s,%s,%s,false,'none')""",
-                    (x["id"], forums[x["forum"]], users[x["user"]], x["title"], x["url"], x["body"] or None,
-                     ts, ranking(ts, x["score"]), last, len(plan), x["score"],
-                     "image" if image_id else "url", image_id))
-        for n, (cid, parent, user, body, flag) in enumerate(plan):
-            cur.execute("""INSERT INTO comments (id, submission_id, user_id, parent_id, body, timestamp, ip,
-                           user_flag, net_score) VALUES (%s,%s,%s,%s,%s,%s,NULL,%s,%s)""",
-                        (cid, x["id"], users[user], parent, body, ts + dt.timedelta(minutes=10 * (n + 1)),
-                         flag, rng.randint(-3, 40)))
+    insert_subs(cur, rng, subs, comment_plan, forums, users)
+    seed_vwa(cur, args.seed, fx, forums, users, fillers, taken, taken_c)
 
     for seq, table in (("users_id_seq", "users"), ("forums_id_seq", "forums"), ("submissions_id_seq", "submissions"),
                        ("comments_id_seq", "comments")):

@@ -60,6 +60,9 @@ def from_db(v):
 def db():
     if "db" not in g:
         g.db = pymysql.connect(charset="latin1", autocommit=True, **DB)
+        # MySQL's latin1 maps all 256 bytes; pymysql's codec for it is cp1252, which has no
+        # character for 5 of them: every byte goes through as PHP sends it.
+        g.db.encoding = "latin1"
     return g.db
 
 
@@ -210,10 +213,14 @@ ITEM_COLUMNS = ("SELECT i.*, d.s_title, d.s_description, l.s_city, l.s_region, l
 VISIBLE = "i.b_enabled=1 AND i.b_active=1 AND i.b_spam=0"
 
 
+INT_MAX = 2**31 - 1  # the replica's columns and pages stop there
+
+
 def int_prefix(v: str | None, default: int = 0) -> int:
-    """PHP's (int) of a query value: its leading digits, else ``default``."""
+    """PHP's (int) of a query value: its leading digits, else ``default``; at most
+    :data:`INT_MAX`."""
     m = re.match(r"\s*(\d+)", v or "")
-    return int(m.group(1)) if m else default
+    return min(int(m.group(1)[:12]), INT_MAX) if m else default
 
 
 # -- routing ----------------------------------------------------------------------------------
@@ -281,7 +288,7 @@ def search():
         args.append(to_db(pattern))
     order = "i.i_price" if a.get("sOrder") == "i_price" else "i.dt_pub_date"
     direction = "ASC" if a.get("iOrderType") == "asc" else "DESC"
-    pg = max(1, int_prefix(a.get("iPage"), 1))
+    pg = max(1, min(int_prefix(a.get("iPage"), 1), 10**8))
     total = rows("SELECT COUNT(*) AS n FROM oc_t_item i JOIN oc_t_item_description d ON d.fk_i_item_id=i.pk_i_id "
                  "LEFT JOIN oc_t_item_location l ON l.fk_i_item_id=i.pk_i_id WHERE " + " AND ".join(where), args)[0]["n"]
     items = rows(ITEM_COLUMNS + "WHERE " + " AND ".join(where) + f" ORDER BY {order} {direction}, i.pk_i_id {direction} "
@@ -399,14 +406,27 @@ def item_post(it: dict | None) -> Response:
                             {"page": "item", "action": "item_edit", "id": it["pk_i_id"], "secret": it["s_secret"]}), 302)
     title, desc = f.get("title[en_US]", "").strip(), f.get("description[en_US]", "").strip()
     cat = int_prefix(f.get("catId"))
+    back = (url({"page": "item", "action": "item_add"}) if it is None else
+            url({"page": "item", "action": "item_edit", "id": it["pk_i_id"], "secret": it["s_secret"]}))
+    problem = None
     if not title or not desc or not cat:
-        flash("error", "Title, description and category are required")
-        return redirect(url({"page": "item", "action": "item_add"}) if it is None else url(
-            {"page": "item", "action": "item_edit", "id": it["pk_i_id"], "secret": it["s_secret"]}), 302)
-    try:
-        price = None if f.get("price", "").strip() == "" else int(round(float(f["price"].replace(",", "")) * 1_000_000))
-    except ValueError:
-        price = None
+        problem = "Title, description and category are required"
+    elif len(to_db(title)) > 100:
+        problem = "Title too long (100 characters at most)"
+    elif not rows("SELECT 1 FROM oc_t_category WHERE pk_i_id=%s AND b_enabled=1", (cat,)):
+        problem = "The category is not valid"
+    price = None
+    if not problem and f.get("price", "").strip():
+        try:
+            dollars = float(f["price"].replace(",", ""))
+            if not 0 <= dollars < 10**12:
+                raise ValueError
+            price = int(round(dollars * 1_000_000))
+        except ValueError:
+            problem = "The price is not valid"
+    if problem:
+        flash("error", problem)
+        return redirect(back, 302)
     now = time.strftime("%Y-%m-%d %H:%M:%S")
     u = user()
     region = int_prefix(f.get("regionId"))
@@ -499,11 +519,17 @@ def add_comment() -> Response:
     if not body or not name or not email:
         flash("error", "Please fill in the required fields")
         return redirect(back, 302)
+    title = f.get("title", "").strip()
+    if len(to_db(title)) > 200 or len(to_db(name)) > 100 or len(to_db(email)) > 100:
+        flash("error", "A field is too long")
+        return redirect(back, 302)
     rating = int_prefix(f.get("rating"))
     reply = int_prefix(f.get("replyId")) or None
+    if reply and not rows("SELECT 1 FROM oc_t_item_comment WHERE pk_i_id=%s AND fk_i_item_id=%s", (reply, iid)):
+        reply = None
     run("INSERT INTO oc_t_item_comment (fk_i_item_id, dt_pub_date, s_title, s_author_name, s_author_email, s_body, i_rating, "
         "b_enabled, b_active, b_spam, fk_i_user_id, fk_i_reply_id) VALUES (%s,NOW(),%s,%s,%s,%s,%s,1,1,0,%s,%s)",
-        (iid, to_db(f.get("title", "").strip()), to_db(name), to_db(email), to_db(body), min(rating, 5),
+        (iid, to_db(title), to_db(name), to_db(email), to_db(body), min(rating, 5),
          u["pk_i_id"] if u else None, reply))
     if u:
         run("UPDATE oc_t_user SET i_comments=i_comments+1 WHERE pk_i_id=%s", (u["pk_i_id"],))

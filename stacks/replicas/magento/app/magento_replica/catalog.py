@@ -1,8 +1,11 @@
-"""Storefront catalog routes: home page, search results, product pages."""
+"""Storefront catalog routes: home page, search results, category pages, product pages."""
+import re
+from urllib.parse import urlencode
+
 from flask import g, request
 
 import mage
-from mage import q
+from mage import q, q1
 from .routing import route
 from .storefront import customer, front_page, product_card
 from .web import E, abs_url, price_html
@@ -17,14 +20,131 @@ def home():
                       h1="Home Page", body_class="cms-home cms-index-index")
 
 
+# ---------------------------------------------------------------- product lists -------------
+# Magento's list toolbar (Magento\Catalog\Block\Product\ProductList\Toolbar): the query parameters
+# p, product_list_mode (grid|list), product_list_limit (grid 12/24/36, default 12; list
+# 5/10/15/20/25, default 10), product_list_order, product_list_dir (asc|desc); a page beyond the
+# last shows the last page; price=FROM-TO is the layered navigation's price filter (FROM <= price < TO).
+LIMITS = {"grid": (12, 24, 36), "list": (5, 10, 15, 20, 25)}
+NAME_INDEX = "REPLICA_CATALOG_PRODUCT_ENTITY_VARCHAR_ATTRIBUTE_ID_VALUE"   # app/replica-indexes.sql
+
+
+def _int(v, default):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def _price_filter():
+    m = re.fullmatch(r"(\d*(?:\.\d+)?)-(\d*(?:\.\d+)?)", request.args.get("price", ""))
+    if not m or not (m.group(1) or m.group(2)):
+        return "", ()
+    sql, args = "", []
+    if m.group(1):
+        sql, args = sql + " AND pr.value >= %s", args + [float(m.group(1))]
+    if m.group(2):
+        sql, args = sql + " AND pr.value < %s", args + [float(m.group(2))]
+    return sql, tuple(args)
+
+
+def product_list(where, args, orders, default_order, default_dir="asc"):
+    """(cards html, toolbar html) of the enabled products matching ``where`` (SQL on e = the
+    product entity, n = its name, pr = its price), paged and sorted as Magento's toolbar does."""
+    mode = request.args.get("product_list_mode", "grid")
+    mode = mode if mode in LIMITS else "grid"
+    limit = _int(request.args.get("product_list_limit"), 0)
+    limit = limit if limit in LIMITS[mode] else LIMITS[mode][0 if mode == "grid" else 1]
+    order = request.args.get("product_list_order", default_order)
+    order = order if order in orders else default_order
+    direction = request.args.get("product_list_dir", default_dir if order == default_order else "asc").lower()
+    direction = direction if direction in ("asc", "desc") else "asc"
+    psql, pargs = _price_filter()
+    rows = q(g.conn, "SELECT e.entity_id, n.value AS name, pr.value AS price FROM catalog_product_entity e "
+                     "LEFT JOIN catalog_product_entity_varchar n ON n.entity_id=e.entity_id AND n.attribute_id=73 AND n.store_id=0 "
+                     "LEFT JOIN catalog_product_entity_decimal pr ON pr.entity_id=e.entity_id AND pr.attribute_id=77 AND pr.store_id=0 "
+                     "LEFT JOIN catalog_product_entity_int st ON st.entity_id=e.entity_id AND st.attribute_id=97 AND st.store_id=0 "
+                     "WHERE COALESCE(st.value, 1)=1 AND " + where + psql, args + pargs)
+    key = orders[order]
+    rows = sorted(rows, key=lambda r: (key(r), r["entity_id"]), reverse=(direction == "desc" and order != default_order))
+    total = len(rows)
+    last = max(1, -(-total // limit))
+    page = min(max(_int(request.args.get("p"), 1), 1), last)
+    shown = rows[(page - 1) * limit: page * limit]
+    cards = "".join(product_card(p) for p in mage.products(g.conn, [r["entity_id"] for r in shown]))
+    if not total:
+        body = '<div class="message info empty"><div>We can\'t find products matching the selection.</div></div>'
+        return body, ""
+
+    def url(**kw):
+        a = request.args.to_dict()
+        a.update({k: str(v) for k, v in kw.items()})
+        if a.get("p") == "1":
+            a.pop("p")
+        return E(abs_url(request.path) + "?" + urlencode(a))
+    amount = ('<p class="toolbar-amount" id="toolbar-amount">Items <span class="toolbar-number">%d</span>-<span class="toolbar-number">%d</span> '
+              'of <span class="toolbar-number">%d</span></p>' % ((page - 1) * limit + 1, (page - 1) * limit + len(shown), total))
+    sorter = ('<div class="toolbar-sorter sorter"><label class="sorter-label" for="sorter">Sort By</label><select id="sorter" data-role="sorter" class="sorter-options">%s</select>'
+              '<a title="Set %s Direction" href="%s" class="action sorter-action sort-%s"><span>Set %s Direction</span></a></div>'
+              % ("".join('<option value="%s"%s>%s</option>' % (o, " selected" if o == order else "", o.title()) for o in orders),
+                 "Descending" if direction == "asc" else "Ascending", url(product_list_dir="desc" if direction == "asc" else "asc"),
+                 "asc" if direction == "asc" else "desc", "Descending" if direction == "asc" else "Ascending"))
+    pages = "".join('<li class="item%s"><a class="page" href="%s"><span>%d</span></a></li>' % (" current" if n == page else "", url(p=n), n)
+                    for n in range(max(1, page - 2), min(last, page + 2) + 1))
+    if page < last:
+        pages += '<li class="item pages-item-next"><a class="action next" href="%s" title="Next"><span>Next</span></a></li>' % url(p=page + 1)
+    if page > 1:
+        pages = '<li class="item pages-item-previous"><a class="action previous" href="%s" title="Previous"><span>Previous</span></a></li>' % url(p=page - 1) + pages
+    limiter = ('<div class="field limiter"><label class="label" for="limiter"><span>Show</span></label><select id="limiter" data-role="limiter" class="limiter-options">%s</select>'
+               '<span class="limiter-text">per page</span></div>'
+               % "".join('<option value="%d"%s>%d</option>' % (n, " selected" if n == limit else "", n) for n in LIMITS[mode]))
+    toolbar = ('<div class="toolbar toolbar-products"><div class="modes"><strong class="modes-mode%s mode-grid"><span>Grid</span></strong>'
+               '<strong class="modes-mode%s mode-list"><span>List</span></strong></div>%s%s<div class="pages"><ul class="items pages-items">%s</ul></div>%s</div>'
+               % (" active" if mode == "grid" else "", " active" if mode == "list" else "", amount, sorter, pages, limiter))
+    body = '<div class="products wrapper %s products-%s"><ol class="products list items product-items">%s</ol></div>' % (mode, mode, cards)
+    return toolbar + body + toolbar, toolbar
+
+
+BY_NAME = lambda r: (r["name"] or "").lower()          # noqa: E731
+BY_PRICE = lambda r: float(r["price"] or 0)            # noqa: E731
+
+
 @route(r"/catalogsearch/result/(?:index/)?")
 def search():
-    term = request.args.get("q", "")
-    rows = q(g.conn, "SELECT entity_id FROM catalog_product_entity_varchar FORCE INDEX (idx_cpev_attr_value) WHERE attribute_id=73 AND value LIKE %s "
-                     "ORDER BY entity_id LIMIT 50", ("%" + term + "%",))
-    cards = "".join(product_card(p) for p in mage.products(g.conn, [r["entity_id"] for r in rows]))
-    return front_page("Search results for: '%s'" % term,
-                      '<div class="products wrapper grid products-grid"><ol class="products list items product-items">%s</ol></div>' % cards)
+    term = request.args.get("q", "").strip()
+    words = [w for w in term.split() if w][:10] or [""]
+    where = " AND ".join("EXISTS (SELECT 1 FROM catalog_product_entity_varchar v FORCE INDEX (%s) WHERE v.attribute_id=73 AND v.entity_id=e.entity_id "
+                         "AND v.value LIKE %%s)" % NAME_INDEX for _ in words)
+    like = tuple("%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words)
+    body, _ = product_list(where, like, {"relevance": lambda r: 0, "name": BY_NAME, "price": BY_PRICE}, "relevance", "desc")
+    return front_page("Search results for: '%s'" % term, body, body_class="page-products catalogsearch-result-index")
+
+
+@route(r"/catalog/category/view/id/(?P<cid>\d+)/(?:.*)")
+def category_view(cid):
+    c = q1(g.conn, "SELECT e.entity_id, e.path, e.level, n.value AS name, k.value AS url_key FROM catalog_category_entity e "
+                   "LEFT JOIN catalog_category_entity_varchar n ON n.entity_id=e.entity_id AND n.attribute_id=45 AND n.store_id=0 "
+                   "LEFT JOIN catalog_category_entity_varchar k ON k.entity_id=e.entity_id AND k.attribute_id=119 AND k.store_id=0 "
+                   "WHERE e.entity_id=%s", (int(cid),))
+    if not c or c["level"] < 2:
+        return front_page("404 Not Found", "<p>Whoops, our bad...</p>", 404)
+    # an anchor category lists the products of its subcategories too
+    where = ("e.entity_id IN (SELECT ccp.product_id FROM catalog_category_product ccp JOIN catalog_category_entity ce ON ce.entity_id=ccp.category_id "
+             "WHERE ce.entity_id=%s OR ce.path LIKE %s)")
+    body, _ = product_list(where, (c["entity_id"], c["path"] + "/%"), {"position": lambda r: 0, "name": BY_NAME, "price": BY_PRICE}, "position")
+    crumbs = q(g.conn, "SELECT e.entity_id, n.value AS name, u.request_path FROM catalog_category_entity e "
+                       "LEFT JOIN catalog_category_entity_varchar n ON n.entity_id=e.entity_id AND n.attribute_id=45 AND n.store_id=0 "
+                       "LEFT JOIN url_rewrite u ON u.entity_type='category' AND u.entity_id=e.entity_id AND u.store_id=1 AND u.redirect_type=0 "
+                       "WHERE e.entity_id IN (%s) AND e.level >= 2 ORDER BY e.level" % ",".join(str(int(x)) for x in c["path"].split("/")))
+    trail = ['<li class="item home"><a href="%s" title="Go to Home Page">Home</a></li>' % abs_url("/")]
+    for b in crumbs:
+        if b["entity_id"] == c["entity_id"]:
+            trail.append('<li class="item category%d"><strong>%s</strong></li>' % (b["entity_id"], E(b["name"] or "")))
+        else:
+            trail.append('<li class="item category%d"><a href="%s">%s</a></li>' % (b["entity_id"], abs_url("/" + (b["request_path"] or "")), E(b["name"] or "")))
+    body = '<div class="breadcrumbs"><ul class="items">%s</ul></div>' % "".join(trail) + body
+    return front_page(c["name"] or "", body, body_class="page-products categorypath-%s category-%s catalog-category-view"
+                      % (E((c["url_key"] or "")), E(c["url_key"] or "")))
 
 
 def reviews_of(pid):

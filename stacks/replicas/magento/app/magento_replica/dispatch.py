@@ -8,7 +8,7 @@ from flask import Blueprint, g, make_response, request
 import mage
 from mage import q1
 from .admin import admin_dispatch
-from .catalog import product_view
+from .catalog import category_view, product_view
 from .rest import rest_dispatch
 from .routing import match
 from .storefront import front_page
@@ -76,6 +76,8 @@ def front_dispatch(path):
         rw = q1(g.conn, "SELECT * FROM url_rewrite WHERE request_path=%s AND store_id=1", (m.group(1),))
         if rw and rw["entity_type"] == "product":
             return product_view(rw["entity_id"])
+        if rw and rw["entity_type"] == "category" and not rw["redirect_type"]:
+            return category_view(rw["entity_id"])
         if rw and rw["redirect_type"]:
             return redirect("/" + rw["target_path"], rw["redirect_type"])
     return front_page("404 Not Found", '<div class="message info"><p>Whoops, our bad...</p></div>', 404)

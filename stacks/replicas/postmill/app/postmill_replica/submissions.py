@@ -42,9 +42,17 @@ def comment_tree(rows, root=None):
 
 
 @bp.route("/f/<forum_name>/<int:sid>")
+def submission_no_slug(forum_name, sid):
+    """No slug: a redirect to the canonical URL /f/<forum>/<id>/<slug> (the slug is not validated
+    when one is given)."""
+    f, s = load_submission(forum_name, sid)
+    qs = request.query_string.decode()
+    return redirect(submission_url(s) + ("?" + qs if qs else ""), 302)
+
+
 @bp.route("/f/<forum_name>/<int:sid>/<slug>")
 @bp.route("/f/<forum_name>/<int:sid>/<slug>/<view>")
-def submission(forum_name, sid, slug=None, view="nested"):
+def submission(forum_name, sid, slug, view="nested"):
     if view not in ("nested", "linear"):
         abort(404)
     f, s = load_submission(forum_name, sid)

@@ -3,6 +3,7 @@ listings, forum lookup with canonical redirects, moderator checks, error pages."
 import datetime as dt
 import html
 import re
+from urllib.parse import urlencode
 
 from flask import abort, g, redirect, render_template, request
 from markupsafe import Markup
@@ -79,9 +80,64 @@ ORDER = {"hot": "s.sticky DESC, s.ranking DESC, s.id DESC", "new": "s.id DESC", 
          "most_commented": "s.comment_count DESC, s.id DESC"}
 
 
+# Postmill's pager: a page is the rows at or after a cursor, given as query parameters
+# next[<field>]=..&next[id]=.. (the first row of the next page); the "More" link carries them.
+# Per sort: (cursor field, column, type); the id breaks ties. An unusable cursor is ignored.
+CURSOR = {"hot": ("ranking", "s.ranking", int), "new": (None, None, None),
+          "active": ("lastActive", "s.last_active", str), "top": ("netScore", "s.net_score", int),
+          "controversial": ("netScore", "s.net_score", int), "most_commented": ("commentCount", "s.comment_count", int)}
+# Time filter ?t= of the score sorts (Postmill's TimeFilter); other values mean "all".
+TIME_FILTER = {"hour": "1 hour", "day": "1 day", "week": "7 days", "month": "1 month", "year": "1 year"}
+
+
+def _cursor_value(raw, typ):
+    if raw is None:
+        return None
+    if typ is int:
+        return int(raw) if re.fullmatch(r"-?\d{1,18}", raw) else None
+    try:
+        return dt.datetime.fromisoformat(raw.replace(" ", "+")).isoformat()
+    except ValueError:
+        return None
+
+
+class Page(list):
+    """A listing page: its rows, and the query string of the next page ('' if none)."""
+    next_query = ""
+
+
 def listing(where, args, sort, page=1, per=25):
-    return q(f"{sub_select()} WHERE s.visibility='visible' AND {where} ORDER BY {ORDER[sort]} LIMIT %s OFFSET %s",
-             (*args, per, (page - 1) * per))
+    field, col, typ = CURSOR[sort]
+    cond, cargs = [], []
+    t = request.args.get("t")
+    if sort in ("top", "controversial", "most_commented") and t in TIME_FILTER:
+        cond.append("s.timestamp >= now() - %s::interval")
+        cargs.append(TIME_FILTER[t])
+    nid = _cursor_value(request.args.get("next[id]"), int)
+    nval = _cursor_value(request.args.get(f"next[{field}]"), typ) if field else None
+    if nid is not None and (field is None or nval is not None):
+        if field is None:
+            cond.append("s.id <= %s")
+            cargs.append(nid)
+        elif sort == "controversial":      # ascending score
+            cond.append(f"({col} > %s OR ({col} = %s AND s.id <= %s))")
+            cargs += [nval, nval, nid]
+        else:
+            cond.append(f"({col} < %s OR ({col} = %s AND s.id <= %s))")
+            cargs += [nval, nval, nid]
+    extra = "".join(f" AND {c}" for c in cond)
+    rows = Page(q(f"{sub_select()} WHERE s.visibility='visible' AND {where}{extra} ORDER BY {ORDER[sort]} "
+                  "LIMIT %s OFFSET %s", (*args, *cargs, per + 1, (page - 1) * per)))
+    if len(rows) > per:
+        nxt = rows.pop()
+        params = [("t", t)] if t and sort in ("top", "controversial", "most_commented") else []
+        if field:
+            v = nxt[{"ranking": "ranking", "lastActive": "last_active", "netScore": "net_score",
+                     "commentCount": "comment_count"}[field]]
+            params.append((f"next[{field}]", v.isoformat() if hasattr(v, "isoformat") else v))
+        params.append(("next[id]", nxt["id"]))
+        rows.next_query = urlencode(params)
+    return rows
 
 
 def get_forum(name):
