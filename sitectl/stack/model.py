@@ -18,9 +18,9 @@ from __future__ import annotations
 import enum
 import re
 import string
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from sitectl.errors import UsageError
 
@@ -65,6 +65,20 @@ def _check_placeholders(value: str, known: set[str] = _PLACEHOLDERS) -> str:
             extra = ", origin_<site>" if known is _PLACEHOLDERS else ""
             raise ValueError(f"unknown placeholder {shown} (known: {', '.join(sorted(known))}{extra})")
     return value
+
+
+def _container_name(v: str) -> str:
+    if not _CONTAINER_RE.fullmatch(v):
+        raise ValueError(f"{v!r} is not a valid container name")
+    return v
+
+
+#: A container name (Docker's rule).
+ContainerName = Annotated[str, AfterValidator(_container_name)]
+#: An image reference; may use ``{seed}`` and ``{scale}``.
+ImageRef = Annotated[str, Field(min_length=1), AfterValidator(lambda v: _check_placeholders(v, {"seed", "scale"}))]
+#: A text filled in for the site at run time (environment values, volumes): known placeholders only.
+Template = Annotated[str, AfterValidator(_check_placeholders)]
 
 
 class Account(_Strict):
@@ -249,27 +263,19 @@ class Service(_Strict):
     """
 
     name: str
-    #: Image reference; may use ``{seed}`` and ``{scale}``.
-    image: str = Field(min_length=1)
+    image: ImageRef
     #: File name of the official image archive, for ``sitectl images load``.
     image_archive: str | None = None
-    container: str
+    container: ContainerName
     #: Host names the site's container reaches this one by, on the instance's network
     #: (``db``: the name the classifieds web image's ``config.php`` hard-codes).
     aliases: list[str] = Field(default_factory=list)
     command: list[str] | None = None
-    environment: dict[str, str] = Field(default_factory=dict)
-    volumes: list[str] = Field(default_factory=list)
+    environment: dict[str, Template] = Field(default_factory=dict)
+    volumes: list[Template] = Field(default_factory=list)
     #: Docker's restart policy. The classifieds database needs ``always``: its first start
     #: fails in its init scripts and the restart brings the server up (family-formats.md §4.3).
     restart: Literal["no", "always", "on-failure", "unless-stopped"] = "no"
-
-    @field_validator("container")
-    @classmethod
-    def _container(cls, v: str) -> str:
-        if not _CONTAINER_RE.fullmatch(v):
-            raise ValueError(f"{v!r} is not a valid container name")
-        return v
 
     @field_validator("aliases")
     @classmethod
@@ -279,25 +285,6 @@ class Service(_Strict):
                 raise ValueError(f"alias {a!r} is not a host name (lower-case letters, digits, -)")
         return v
 
-    @field_validator("image")
-    @classmethod
-    def _image(cls, v: str) -> str:
-        return _check_placeholders(v, {"seed", "scale"})
-
-    @field_validator("environment")
-    @classmethod
-    def _environment(cls, v: dict[str, str]) -> dict[str, str]:
-        for val in v.values():
-            _check_placeholders(val)
-        return v
-
-    @field_validator("volumes")
-    @classmethod
-    def _volumes(cls, v: list[str]) -> list[str]:
-        for val in v:
-            _check_placeholders(val)
-        return v
-
 
 class Site(_Strict):
     """One site of a stack. ``name`` is the WebArena site key (``shopping``, ``reddit``...)."""
@@ -305,10 +292,10 @@ class Site(_Strict):
     name: str
     kind: SiteKind
     #: Image reference; may use ``{seed}`` and ``{scale}`` (replica images).
-    image: str = Field(min_length=1)
+    image: ImageRef
     #: File name of the official image archive, for ``sitectl images load`` (real stack).
     image_archive: str | None = None
-    container: str
+    container: ContainerName
     ports: list[str] = Field(min_length=1)
     #: The application listens on the port of its own URL (GitLab's nginx after
     #: ``external_url``), so on instance N the first container port is the host port too.
@@ -316,8 +303,8 @@ class Site(_Strict):
     url: str = "{origin}"
     env_var: str = Field(pattern=r"^[A-Z][A-Z_]*$")
     command: list[str] | None = None
-    environment: dict[str, str] = Field(default_factory=dict)
-    volumes: list[str] = Field(default_factory=list)
+    environment: dict[str, Template] = Field(default_factory=dict)
+    volumes: list[Template] = Field(default_factory=list)
     post_start: list[Step] = Field(default_factory=list)
     health: str | None = None
     accounts: dict[str, Account] = Field(default_factory=dict)
@@ -363,13 +350,6 @@ class Site(_Strict):
                                  f"declare (services: {', '.join(self.services) or 'none'})")
         return self
 
-    @field_validator("container")
-    @classmethod
-    def _container(cls, v: str) -> str:
-        if not _CONTAINER_RE.fullmatch(v):
-            raise ValueError(f"{v!r} is not a valid container name")
-        return v
-
     @field_validator("ports")
     @classmethod
     def _ports(cls, v: list[str]) -> list[str]:
@@ -377,25 +357,6 @@ class Site(_Strict):
             m = _PORT_RE.fullmatch(p)
             if not m or not all(1 <= int(x) <= 65535 for x in m.groups()):
                 raise ValueError(f"{p!r} is not HOST:CONTAINER with ports 1-65535")
-        return v
-
-    @field_validator("image")
-    @classmethod
-    def _image(cls, v: str) -> str:
-        return _check_placeholders(v, {"seed", "scale"})
-
-    @field_validator("environment")
-    @classmethod
-    def _environment(cls, v: dict[str, str]) -> dict[str, str]:
-        for val in v.values():
-            _check_placeholders(val)
-        return v
-
-    @field_validator("volumes")
-    @classmethod
-    def _volumes(cls, v: list[str]) -> list[str]:
-        for val in v:
-            _check_placeholders(val)
         return v
 
     @field_validator("init_markers")

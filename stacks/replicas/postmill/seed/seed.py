@@ -54,6 +54,27 @@ BODIES = {
 }
 
 
+
+def filler_posts(rng, forums, subs, taken, fillers):
+    """Four filler posts per forum in ``forums``, appended to ``subs``: ids drawn below the
+    forum's lowest named post (older than it) when that is above 1000, else up to 130000, never
+    one in ``taken`` (which they join)."""
+    lowest = {}
+    for x in subs:
+        lowest[x["forum"]] = min(lowest.get(x["forum"], 10**9), x["id"])
+    for forum in forums:
+        low = lowest.get(forum, 0)
+        hi = low - 1 if low > 1000 else 130000
+        for _ in range(4):
+            sid = rng.randint(2, hi)
+            while sid in taken:
+                sid = rng.randint(2, hi)
+            taken.add(sid)
+            t = words(rng, rng.randint(3, 9))
+            subs.append(dict(id=sid, forum=forum, title=t[:1].upper() + t[1:], user=rng.choice(fillers),
+                             body=words(rng, rng.randint(0, 30)), score=rng.randint(1, 300), image=None,
+                             url=f"http://example.com/{rng.choice(WORDS)}" if rng.random() < .3 else None))
+
 def slugify(title, max_len=60):
     """Postmill's Slugger rule (contract §1.4): lower-case, split on non-word chars, join '-',
     cut at a word boundary to <= 60 chars, '-' when empty."""
@@ -180,20 +201,7 @@ def seed_vwa(cur, seed, fx, forums, users, fillers, taken, taken_c):
     for sid, img in zip(vwa_image_post_ids(vwa), loose):
         subs.append(dict(id=sid, forum=img["forum"], title=f"Image {img['file'][:8]}", user=rng.choice(fillers),
                          body="", url=None, score=rng.randint(50, 900), image=img["file"]))
-    lowest = {}
-    for x in subs:
-        lowest[x["forum"]] = min(lowest.get(x["forum"], 10**9), x["id"])
-    for forum in vwa["forums"]:          # filler, older than the forum's named posts
-        hi = lowest[forum] - 1 if lowest.get(forum, 0) > 1000 else 130000
-        for _ in range(4):
-            sid = rng.randint(2, hi)
-            while sid in taken:
-                sid = rng.randint(2, hi)
-            taken.add(sid)
-            t = words(rng, rng.randint(3, 9))
-            subs.append(dict(id=sid, forum=forum, title=t[:1].upper() + t[1:], user=rng.choice(fillers),
-                             body=words(rng, rng.randint(0, 30)), score=rng.randint(1, 300), image=None,
-                             url=f"http://example.com/{rng.choice(WORDS)}" if rng.random() < .3 else None))
+    filler_posts(rng, vwa["forums"], subs, taken, fillers)
     named = {}
     for c in vwa["comments"]:
         named.setdefault(c["submission_id"], []).append(c["id"])
@@ -298,21 +306,7 @@ def main():
     for rank, ids in TOP.items():
         for pos, sid in enumerate(ids):
             next(x for x in subs if x["id"] == sid)["score"] = 20000 - 1000 * pos
-    per_forum_min = {}
-    for x in subs:
-        per_forum_min[x["forum"]] = min(per_forum_min.get(x["forum"], 10**9), x["id"])
-    for forum in fx["forums"]:
-        lo_hi = per_forum_min.get(forum)
-        hi = lo_hi - 1 if lo_hi and lo_hi > 1000 else 130000
-        for _ in range(4):
-            sid = rng.randint(2, hi)
-            while sid in taken:
-                sid = rng.randint(2, hi)
-            taken.add(sid)
-            t = words(rng, rng.randint(3, 9))
-            subs.append(dict(id=sid, forum=forum, title=t[:1].upper() + t[1:], user=rng.choice(fillers),
-                             body=words(rng, rng.randint(0, 30)), score=rng.randint(1, 300), image=None,
-                             url=f"http://example.com/{rng.choice(WORDS)}" if rng.random() < .3 else None))
+    filler_posts(rng, fx["forums"], subs, taken, fillers)
 
     comment_plan = {}   # sid -> list of (cid, parent, user, body, flag)
     fixed = {1235250: 59421, 1042264: 69404}
