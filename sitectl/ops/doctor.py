@@ -275,13 +275,20 @@ def _es_check(site: Site, s, transport: ExecTransport, where: str) -> Check:
     return Check(label, "ok", f"version {got.get('version')}{double}; {len(names)} index(es): {', '.join(names[:5])}")
 
 
+def _masked(argv: list[str]) -> list[str]:
+    """``argv`` with a client's password argument (``-pSECRET``, ``--password=SECRET``) shown as
+    ``***``: a report is shared when asking for help."""
+    return ["-p***" if a.startswith("-p") and len(a) > 2 else
+            "--password=***" if a.startswith("--password=") else a for a in argv]
+
+
 def _sql_check(site: Site, s, s_index: int, transport: ExecTransport, where: str, got: dict) -> Check:
     label = f"{s.kind} {s.database}"
     try:
         rows = session_for(site, s, transport).query(VERSION_SQL[s.kind].replace("{db}", s.database or ""), "doctor",
                                                      timeout=60)
     except SitectlError as e:
-        client = " ".join(s.client or []) or "(default client)"
+        client = " ".join(_masked(s.client or [])) or "(default client)"
         return Check(label, "fail", f"the declared client ({client}) could not query {s.database}: {str(e)[-400:]}",
                      f"{where}.client: a client and user that reach {s.database} inside the container with the "
                      "rights to create tables and triggers (WebArena's Magento images: mysql -uroot -p1234567890; "

@@ -133,3 +133,12 @@ def test_hostile_probe_output_is_read_safely_and_disk_needs_add_up(tmp_path, mon
     checks = []
     doctor_ops._disk_check(target, target.stack.sites["reddit"], got, checks)
     assert [c.level for c in checks] == ["warn", "warn"]  # each fits, with less than half as much again left
+
+
+def test_a_clients_password_never_reaches_the_report():
+    """The failure text names the declared client with its password argument masked: doctor's
+    report is what users share when asking for help (docs/security.md: no secrets in logs)."""
+    from sitectl.ops.doctor import _masked
+
+    assert _masked(["mysql", "-h", "db", "-uroot", "-ppassword"]) == ["mysql", "-h", "db", "-uroot", "-p***"]
+    assert _masked(["mysql", "--password=hunter2", "-p"]) == ["mysql", "--password=***", "-p"]
