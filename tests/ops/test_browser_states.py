@@ -38,7 +38,7 @@ def test_every_state_file_opens_logged_in_pages_in_chromium(mini, tmp_path):
     r = invoke(["login", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     files = [Path(f["file"]) for f in json.loads(r.stdout)["files"]]
-    assert len(files) == 9  # WebArena's eight and VisualWebArena's classifieds_state.json
+    assert len(files) == 8
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
         try:

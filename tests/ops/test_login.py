@@ -23,8 +23,6 @@ FORUM = "http://127.0.0.1:9999"
 EIGHT = ["gitlab_state.json", "shopping_state.json", "shopping_admin_state.json", "reddit_state.json",
          "gitlab.reddit_state.json", "gitlab.shopping_state.json", "gitlab.shopping_admin_state.json",
          "shopping.shopping_admin_state.json"]
-#: WebArena's eight and VisualWebArena's single-site state (its tasks name no pair with it).
-NINE = [*EIGHT, "classifieds_state.json"]
 
 
 def probe_file(target, path: Path, role: str = "default") -> dict[str, str]:
@@ -51,14 +49,14 @@ def stack_with(tmp_path, reddit_url: str | None = None, bad_role: bool = False) 
     return p
 
 
-def test_nine_files_mode_0600_each_logged_in(mini, tmp_path):
+def test_eight_files_mode_0600_each_logged_in(mini, tmp_path):
     code, res = cli("login", "--out", str(tmp_path), "--json")
     assert code == 0 and res["ok"], res
-    assert sorted(Path(f["file"]).name for f in res["files"]) == sorted(NINE)
+    assert sorted(Path(f["file"]).name for f in res["files"]) == sorted(EIGHT)
     # WebArena skips the forum with either shop; so does sitectl on one host name, and says why.
     assert [p["pair"] for p in res["skipped_pairs"]] == [["reddit", "shopping"], ["reddit", "shopping_admin"]]
     assert all("PHPSESSID" in p["reason"] and "--site-hosts" in p["reason"] for p in res["skipped_pairs"])
-    for name in NINE:
+    for name in EIGHT:
         p = tmp_path / name
         assert stat.S_IMODE(p.stat().st_mode) == 0o600
         state = json.loads(p.read_text())
@@ -88,18 +86,13 @@ def test_check_tells_logged_out_and_reset_rebuilds(mini, tmp_path):
 
     snapshots.reset(mini, [mini.stack.sites[s] for s in ("shopping", "shopping_admin", "reddit", "gitlab")], DockerEngine())
     assert set(probe_file(mini, tmp_path / "gitlab.reddit_state.json").values()) == {"logged_out"}
-    # ...and `login --check` says so (not "expired" for a healthy site) and rebuilds them. The
-    # classifieds site keeps PHP's session files out of golden: its login outlives a reset, as
-    # with VisualWebArena's own reset (docs/contracts/classifieds.md).
+    # ...and `login --check` says so (not "expired" for a healthy site) and rebuilds them.
     code, res = cli("login", "--check", "--out", str(tmp_path), "--json")
     assert code == 0 and res["ok"], res
-    states = {Path(r["file"]).name: r["state"] for r in res["files"]}
-    assert states.pop("classifieds_state.json") == "logged_in", states
-    assert set(states.values()) == {"logged_out"}
+    assert {r["state"] for r in res["files"]} == {"logged_out"}
     assert res["rebuilt"] == ["gitlab", "reddit", "shopping", "shopping_admin"]
     for name in EIGHT:
         assert set(probe_file(mini, tmp_path / name).values()) == {"logged_in"}, name
-    assert probe_file(mini, tmp_path / "classifieds_state.json") == {"classifieds": "logged_in"}
     # `sitectl reset` writes nothing after the restore: it names the recorded folder's stale
     # states and the command that logs in again, and `verify --deep` passes right after it.
     here = str(tmp_path.resolve())  # other tests' folders may be recorded too
