@@ -84,8 +84,6 @@ $(FAMILY_STAMP):
 	$(FAMILY_VENV)/bin/pip install -q $(FAMILY_PKGS)
 	@touch $@
 
-family-clients: browser $(FAMILY_STAMP) $(VWA_STAMP) $(PW_CHROME) $(PUNKT_TAB)
-
 # VisualWebArena's clients (browsergym-visualwebarena 0.14.3, libvisualwebarena 0.0.15),
 # unmodified, in their own venv on Python 3.11: they need torch, and this machine kind keeps a
 # CPU build of torch 2.13.0 for 3.11 on disk, which `pip install torch==2.13.0` takes (asked for
@@ -102,6 +100,8 @@ $(VWA_STAMP):
 	$(VWA_VENV)/bin/pip install -q torch==2.13.0
 	$(VWA_VENV)/bin/pip install -q $(VWA_PKGS) torch==2.13.0
 	@touch $@
+
+family-clients: browser $(FAMILY_STAMP) $(VWA_STAMP) $(PW_CHROME) $(PUNKT_TAB)
 
 # The layer contracts (import-linter, pyproject.toml) and ruff; docs/architecture.md says why.
 lint: install
