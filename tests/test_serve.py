@@ -78,7 +78,7 @@ def test_instances_are_isolated_and_listed(mini, second):
     assert r.exit_code == 0, r.output
     rows = {x["instance"]: x for x in json.loads(r.stdout)["instances"]}
     assert rows[SECOND]["containers"] == ["i2-forum"] and rows[SECOND]["healthy"]
-    assert rows[0]["healthy"] and len(rows[0]["sites"]) == 7
+    assert rows[0]["healthy"] and len(rows[0]["sites"]) == 8
     # A post on instance 2 is not on instance 0.
     url = postmill.create_post("http://127.0.0.1:10199", "sitectl_trusted", "sitectl1234", "books", "only on i2")
     assert postmill.post_exists("http://127.0.0.1:10199", url)

@@ -152,7 +152,9 @@ def test_mysql_adversarial(mini, engine, sql):
     "CREATE TABLE sitectl_extra (a int)",
     "ALTER TABLE forums ADD COLUMN extra int",
     "SELECT setval('submissions_id_seq', 999999)",
-    "DELETE FROM comments WHERE id IN (SELECT id FROM comments ORDER BY id DESC LIMIT 3)",
+    # the three newest comments nothing replies to (a reply's parent_id keeps its parent)
+    "DELETE FROM comments WHERE id IN (SELECT id FROM comments c WHERE NOT EXISTS "
+    "(SELECT 1 FROM comments r WHERE r.parent_id = c.id) ORDER BY id DESC LIMIT 3)",
     "UPDATE users SET biography = 'changed' WHERE username = 'MarvelsGrantMan136'",
     "DROP TRIGGER sitectl_row ON users; UPDATE users SET biography = 'untracked' WHERE username = 'MarvelsGrantMan136'",
 ])
