@@ -14,11 +14,11 @@ import os
 import shlex
 import stat
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from sitectl.engine.base import Engine
 from sitectl.engine.recorded import TargetInputs, target_inputs
 from sitectl.hostnames import is_localhost_name, system_resolves
+from sitectl.ops import task_formats
 from sitectl.paths import cache_dir
 from sitectl.stack.target import Target
 from sitectl.version import __version__
@@ -48,10 +48,7 @@ def env_vars(target: Target, fmt: str = "webarena") -> dict[str, str]:
     """
     base = {s.env_var: target.url(s) for s in target.stack.sites.values()}
     if fmt in ("visualwebarena", "browsergym-visualwebarena"):
-        vwa = dict(base)
-        if vwa.get("WIKIPEDIA"):
-            o = urlsplit(vwa["WIKIPEDIA"])
-            vwa["WIKIPEDIA"] = f"{o.scheme}://{o.netloc}"
+        vwa = task_formats.variables(task_formats.VISUALWEBARENA, base)  # the bare Kiwix origin
         for s in target.stack.sites.values():
             if s.kind.value == "osclass" and "RESET_TOKEN" in s.environment:
                 vwa[f"{s.env_var}_RESET_TOKEN"] = target.fill(s.environment["RESET_TOKEN"], s)

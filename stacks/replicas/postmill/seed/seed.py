@@ -75,6 +75,19 @@ def filler_posts(rng, forums, subs, taken, fillers):
                              body=words(rng, rng.randint(0, 30)), score=rng.randint(1, 300), image=None,
                              url=f"http://example.com/{rng.choice(WORDS)}" if rng.random() < .3 else None))
 
+
+def filler_comments(rng, plan, taken_c, fillers):
+    """``plan`` (a post's comments: ``(id, parent, user, body, flag)``) with 0-3 filler comments
+    added, ids drawn outside ``taken_c`` (which they join), each a reply to none or one before it."""
+    for _ in range(rng.randint(0, 3)):
+        cid = rng.randint(1000, 1200000)
+        while cid in taken_c:
+            cid = rng.randint(1000, 1200000)
+        taken_c.add(cid)
+        parent = rng.choice([None, None] + [q[0] for q in plan])
+        plan.append((cid, parent, rng.choice(fillers), words(rng, rng.randint(4, 20)), "none"))
+    return plan
+
 def slugify(title, max_len=60):
     """Postmill's Slugger rule (contract §1.4): lower-case, split on non-word chars, join '-',
     cut at a word boundary to <= 60 chars, '-' when empty."""
@@ -208,14 +221,7 @@ def seed_vwa(cur, seed, fx, forums, users, fillers, taken, taken_c):
     plan = {}
     for x in subs:
         p = [(cid, None, rng.choice(fillers), words(rng, rng.randint(4, 20)), "none") for cid in named.get(x["id"], ())]
-        for _ in range(rng.randint(0, 3)):
-            cid = rng.randint(1000, 1200000)
-            while cid in taken_c:
-                cid = rng.randint(1000, 1200000)
-            taken_c.add(cid)
-            parent = rng.choice([None, None] + [q[0] for q in p])
-            p.append((cid, parent, rng.choice(fillers), words(rng, rng.randint(4, 20)), "none"))
-        plan[x["id"]] = p
+        plan[x["id"]] = filler_comments(rng, p, taken_c, fillers)
     insert_subs(cur, rng, subs, plan, forums, users)
 
 
@@ -312,15 +318,7 @@ def main():
     fixed = {1235250: 59421, 1042264: 69404}
     taken_c = set(fixed) | {c["id"] for c in vwa.get("comments", ())}
     for x in subs:
-        plan = []
-        for _ in range(rng.randint(0, 3)):
-            cid = rng.randint(1000, 1200000)
-            while cid in taken_c:
-                cid = rng.randint(1000, 1200000)
-            taken_c.add(cid)
-            parent = rng.choice([None, None] + [p[0] for p in plan])
-            plan.append((cid, parent, rng.choice(fillers), words(rng, rng.randint(4, 20)), "none"))
-        comment_plan[x["id"]] = plan
+        comment_plan[x["id"]] = filler_comments(rng, [], taken_c, fillers)
     comment_plan[59421].insert(0, (1235250, None, "sitectl_admin",
                                    "Hi all, I manage this website. Bookshop.org is great, support your local stores!", "admin"))
     comment_plan[69404].insert(0, (1042264, None, rng.choice(fillers), "Honestly this is a bit scary.", "none"))
