@@ -103,7 +103,7 @@ def push_images_cmd(as_json, nodes, no_build, stack, sites, seed, scale, docker_
 @click.option("--instances", type=click.IntRange(1, 50), required=True, help="How many instances (0..N-1).")
 @click.option("--node-label", "node_labels", multiple=True,
               help="Place instances only on nodes with this label: KEY or KEY=VALUE (repeat).")
-@click.option("--reserve-memory", default="256M", show_default=True, help="Memory reserved per site of an instance.")
+@click.option("--reserve-memory", default="256M", show_default=True, help="Memory reserved per container of an instance (a site's or a service's).")
 @click.option("--start-timeout", type=click.FloatRange(30, 7200), default=900, show_default=True,
               help="Seconds an instance has to come up verified before it is placed on another node.")
 @click.option("--wait", type=click.FloatRange(0, 7200), default=900, show_default=True,
@@ -204,11 +204,13 @@ def rm(as_json, docker_host):
 @click.option("--engine", "engine_kind", type=click.Choice(["swarm", "pod"]), default="swarm",
               help="swarm: sites are Swarm tasks on this node; pod: a sidecar sharing its site's process namespace.")
 @click.option("--site-hosts", is_flag=True, help="Each site at its own host name under --host.")
+@click.option("--agent-image", default=None,
+              help="This agent's image (on the node): it empties a service's volumes when a site is re-created.")
 @fleet_options
 @json_option
 @_guard
-def agent(as_json, instance, host, namespace, generation, port, token_file, engine_kind, site_hosts, stack, sites,
-          seed, scale):
+def agent(as_json, instance, host, namespace, generation, port, token_file, engine_kind, site_hosts, agent_image,
+          stack, sites, seed, scale):
     """The reset agent of one instance (inside the instance's stack, or a site's pod)."""
     # Up, golden, verify --deep (start_agent), then the reset and lease API of `sitectl serve`
     # for this one instance on --port until stopped.
@@ -216,7 +218,7 @@ def agent(as_json, instance, host, namespace, generation, port, token_file, engi
     from sitectl.fleet.deploy import read_token  # noqa: PLC0415 - the fleet loads only for the cluster commands
     from sitectl.server import make_server, serve  # noqa: PLC0415 - the reset server loads only for the agent and pool commands
 
-    spec = _spec(stack, sites, seed, scale)
+    spec = _spec(stack, sites, seed, scale, **({"agent_image": agent_image} if agent_image else {}))
     host = validate_host(host)
     token = read_token(token_file)
     reporter = Reporter()

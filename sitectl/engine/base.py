@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sitectl.errors import ContainerExited, StepFailed
+from sitectl.errors import ContainerExited, EngineError, StepFailed
 
 LABEL_PREFIX = "sitectl."
 
@@ -130,6 +130,14 @@ class Engine(ABC):
     def image_label(self, tag: str, key: str) -> str | None:
         """Label ``key`` of image ``tag`` (None when the image or the label is absent)."""
 
+    def image_volumes(self, tag: str) -> list[str]:
+        """The ``VOLUME`` paths of local image ``tag``.
+
+        Raises:
+            EngineError: this engine cannot inspect images (a pod's).
+        """
+        raise EngineError(f"cannot inspect image {tag} here")
+
     @abstractmethod
     def build(self, tag: str, context: Path, dockerfile: Path, args: dict[str, str],
               labels: dict[str, str] | None = None) -> None:
@@ -170,6 +178,14 @@ class Engine(ABC):
         """True when the running container of ``name`` is not the one sitectl brought up
         (a platform restarted or re-created it), so its post-start steps and golden snapshot
         are owed; one cheap look, no inspect."""
+
+    def keeps_data_when_absent(self, name: str) -> bool:
+        """True when container ``name`` may be absent here (not running, not yet listed) while
+        its data lives on in volumes: a Swarm service's named volumes between two tasks, a
+        pod's ``emptyDir`` while the kubelet restarts it. Re-creating its site must then empty
+        them (``remove(name, volumes=True)`` waits for it). False on one host, where an absent
+        container has nothing left."""
+        return False
 
     @abstractmethod
     def iter_containers(self, labels: dict[str, str | None]):

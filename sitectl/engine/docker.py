@@ -139,6 +139,14 @@ class DockerEngine(Engine):
         except _errors().DockerException:
             return None
 
+    def image_volumes(self, tag: str) -> list[str]:
+        """The ``VOLUME`` paths of local image ``tag`` (``Config.Volumes``); empty when the
+        image is absent or declares none."""
+        try:
+            return sorted(self.docker.image.inspect(tag).config.volumes or {})
+        except _errors().DockerException:
+            return []
+
     def image_label(self, tag: str, key: str) -> str | None:
         """Label ``key`` of local image ``tag`` (None when the image or the label is absent)."""
         try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import os
 import sys
 import tempfile
@@ -58,6 +59,14 @@ class TaskEngine(DockerEngine):
             Swarm service name (``<stack>_<service>``). Other names pass through unchanged.
         client: the node's engine (the agent mounts the node's socket).
         task_wait: seconds :meth:`run` waits for a new task.
+        persist: service container name -> the paths of its ``persist`` list (named volumes
+            of the placement, :mod:`sitectl.fleet.compose`): :meth:`remove` with ``volumes``
+            empties them before the task goes, so the next task starts from an empty data
+            folder as a re-created container does on one host. A new task of such a container
+            is the old one restarted (its data is in those volumes): :meth:`container` reports
+            it without adoption and :meth:`replaced` is False for it.
+        helper_image: the image :meth:`remove` empties those volumes with (the agent's: it is
+            on every node, with ``find``).
         adopted: JSON file listing the task containers sitectl has brought up (post-start
             steps run, golden taken). A running task not in it is new to sitectl:
             :meth:`container` reports it missing, so ``up`` takes it through :meth:`run`
@@ -67,9 +76,16 @@ class TaskEngine(DockerEngine):
     """
 
     def __init__(self, services: dict[str, str], client: DockerClient | None = None, task_wait: float = TASK_WAIT,
-                 adopted: Path | None = None):
+                 adopted: Path | None = None, persist: dict[str, list[str]] | None = None,
+                 helper_image: str | None = None):
         super().__init__(client)
         self.services = dict(services)
+        self._by_service = {v: k for k, v in self.services.items()}
+        #: Service containers (keys of ``persist``): a new task of one is the same container
+        #: restarted (its data is in the placement's named volumes), not a new one.
+        self.kept = set(persist or {})
+        self.persist = {k: list(v) for k, v in (persist or {}).items() if v}
+        self.helper_image = helper_image
         self.task_wait = task_wait
         self._names: dict[str, str] = {}  # sitectl name -> current task container name
         self._gone: set[str] = set()  # ids of task containers sitectl removed
@@ -113,7 +129,7 @@ class TaskEngine(DockerEngine):
         if name not in self.services:
             return super().container(name)
         c = self._task(name)
-        if c is None or self._adopted.get(name) != c.id:
+        if c is None or (self._adopted.get(name) != c.id and name not in self.kept):
             return None
         try:
             return self._info(c)
@@ -123,7 +139,11 @@ class TaskEngine(DockerEngine):
 
     def replaced(self, name: str) -> bool:
         """True when the running task of ``name``'s service is not the one sitectl adopted
-        (Swarm started a new one, or none runs): one ``docker ps``, no inspect."""
+        (Swarm started a new one, or none runs): one ``docker ps``, no inspect. False for a
+        name that is not a service's, and for a site's service container (a new task of it is
+        the old one restarted: same volumes, as Docker's restart policy on one host)."""
+        if name not in self.services or name in self.kept:
+            return False
         svc = self.services[name]
         try:
             ids = [c.id for c in self.docker.container.list(filters=[("label", f"{SERVICE_LABEL}={svc}"),
@@ -132,6 +152,10 @@ class TaskEngine(DockerEngine):
             raise EngineError(f"docker ps for service {svc} failed: {_one_line(e)}") from None
         return self._adopted.get(name) not in ids
 
+    def keeps_data_when_absent(self, name: str) -> bool:
+        """True for a service container with ``persist`` volumes (named volumes of the stack)."""
+        return bool(self.persist.get(name))
+
     def iter_containers(self, labels: dict[str, str | None]):
         """Running containers carrying ``labels`` (the stopped ones are finished Swarm tasks)."""
         filters = [("label", k if v is None else f"{k}={v}") for k, v in labels.items()] + [("status", "running")]
@@ -139,9 +163,13 @@ class TaskEngine(DockerEngine):
             if c.id in self._gone:
                 continue
             try:
-                yield self._info(c)
+                info = self._info(c)
             except NoSuchContainer:
                 continue
+            # A task of a mapped service is reported under sitectl's name for it, as callers
+            # compare names with the stack's (Target.container, Target.service_container).
+            mine = self._by_service.get(info.labels.get(SERVICE_LABEL, ""))
+            yield dataclasses.replace(info, name=mine) if mine else info
 
     #: Labels come from this engine's own listing (running task containers), not Docker's.
     container_labels = Engine.container_labels
@@ -187,17 +215,106 @@ class TaskEngine(DockerEngine):
                           f"{self.task_wait:g} s; see `docker service ps {self.services[name]}` on a manager")
 
     def remove(self, name: str, volumes: bool = False) -> None:
-        """Remove the running task container of ``name``'s service: Swarm replaces it with a
-        new task from the image (restart policy ``any``), which :meth:`run` waits for."""
+        """Remove the running task container of ``name``'s service (adopted or not): Swarm
+        replaces it with a new task from the image (restart policy ``any``), which :meth:`run`
+        waits for.
+
+        With ``volumes``, a service container's ``persist`` volumes are emptied first, so the
+        new task starts from nothing, as a re-created container does on one host; this never
+        returns without having emptied them. A task that is not running (a crash, Swarm
+        between two tasks) is waited for, up to ``task_wait`` seconds: Swarm starts the next
+        one on the same volumes, and only a paused running task keeps Swarm from starting
+        another while the volumes are emptied.
+
+        Raises:
+            EngineError: no task ran within ``task_wait`` seconds, a ``persist`` path is not a
+                named volume of the task (a stack deployed by another sitectl), or emptying
+                failed (the task is then resumed and left in place).
+        """
         if name not in self.services:
             return super().remove(name, volumes)
-        c = self._task(name)
-        self._names.pop(name, None)
         self._adopt(name, None)
+        if volumes and self.persist.get(name):
+            c = self._pause_running_task(name)
+            self._empty_volumes(name, c)
+        else:
+            c = self._task(name)
+        self._names.pop(name, None)
         if c is None:
             return
         self._gone.add(c.id)
+        # (If this fails, a paused task is left: the next re-creation takes it as it is.)
         super().remove(c.name, volumes)
+
+    def _pause_running_task(self, name: str):
+        """The running task container of ``name``'s service, paused (frozen: it writes
+        nothing, and Swarm, which sees it running, starts no other task meanwhile). A task
+        already paused (by an agent that died while emptying) is taken as it is."""
+        svc = self.services[name]
+        deadline = time.monotonic() + self.task_wait
+        while time.monotonic() < deadline:
+            try:
+                found = [c for c in self.docker.container.list(filters=[("label", f"{SERVICE_LABEL}={svc}"),
+                                                                         ("status", "running"), ("status", "paused")])
+                         if c.id not in self._gone]
+            except DockerException as e:
+                raise EngineError(f"docker ps for service {svc} failed: {_one_line(e)}") from None
+            if found:
+                c = max(found, key=lambda c: c.created)
+                if c.state.paused:
+                    return c
+                try:
+                    self.docker.container.pause(c.id)
+                    return c
+                except DockerException:
+                    pass  # it stopped in between: Swarm starts the next one
+            time.sleep(0.5)
+        raise EngineError(f"no running task of service {self.services[name]} on this node within {self.task_wait:g} s, "
+                          "so its volumes could not be emptied for the re-creation; see "
+                          f"`docker service ps {self.services[name]}` on a manager")
+
+    def _empty_volumes(self, name: str, c) -> None:
+        """Empty the named volumes of paused task container ``c`` at ``self.persist[name]``
+        with a throw-away container of :attr:`helper_image` (no network, the volumes only;
+        ``find -delete`` follows no symbolic link). The caller removes ``c`` next; on an error
+        ``c`` is resumed."""
+        done = False
+        try:
+            try:
+                mounts = {m.destination: m for m in self.docker.container.inspect(c.id).mounts}
+            except DockerException as e:
+                raise EngineError(f"docker inspect {c.name} failed: {_one_line(e)}") from None
+            vols = []
+            for p in self.persist[name]:
+                m = mounts.get(p)
+                if m is None or m.type != "volume" or not m.name:
+                    raise EngineError(f"container {c.name}: {p} is not a named volume of its task, so a re-creation "
+                                      "cannot start it empty; deploy the instance again (`sitectl cluster deploy`)")
+                vols.append(m.name)
+            if not self.helper_image:
+                raise EngineError(f"container {c.name}: no image to empty its volumes with")
+            # Nothing else may hold them: Swarm runs one task of the service at a time.
+            for v in vols:
+                try:
+                    others = [o.name for o in self.docker.container.list(filters=[("volume", v), ("status", "running")])
+                              if o.id != c.id]
+                except DockerException as e:
+                    raise EngineError(f"docker ps for volume {v} failed: {_one_line(e)}") from None
+                if others:
+                    raise EngineError(f"volume {v} is in use by {', '.join(others)} besides {c.name}: not emptied")
+            targets = [f"/empty/{i}" for i in range(len(vols))]
+            try:
+                self.docker.run(self.helper_image, [*targets, "-mindepth", "1", "-delete"], entrypoint="find",
+                                volumes=[(v, t) for v, t in zip(vols, targets)], networks=["none"], user="0",
+                                remove=True)
+            except DockerException as e:
+                raise EngineError(f"emptying the volumes of {c.name} ({', '.join(vols)}) failed: "
+                                  f"{_one_line(e)}") from None
+            done = True
+        finally:
+            if not done:  # whatever failed: the task runs on as it was
+                with contextlib.suppress(DockerException):
+                    self.docker.container.unpause(c.id)
 
     def running_execs(self, name: str) -> int:
         real = self._real(name)
@@ -223,7 +340,11 @@ class TaskEngine(DockerEngine):
             return 1, self._no_task(name)
         rc, out = super().exec(real, argv, timeout)
         if rc != 0 and ("No such container" in out or "is not running" in out):
-            self._names.pop(name, None)  # the task was replaced: resolve again next time
+            self._names.pop(name, None)  # the task was replaced: resolve again
+            if name in self.kept and (again := self._real(name)) is not None and again != real:
+                # A service container restarted by Swarm (the classifieds database's first
+                # start fails, the next task serves): run it in the new task.
+                return super().exec(again, argv, timeout)
         return rc, out
 
     def copy_from(self, name: str, path: str, local: Path) -> None:

@@ -13,6 +13,8 @@ import requests
 from sitectl.engine.pod import PodEngine
 from sitectl.engine.swarm import TaskEngine
 from sitectl.errors import SitectlError, UsageError, VerifyFailed
+from sitectl.fleet.images import check_persist
+from sitectl.fleet.naming import pod_container, service_key
 from sitectl.fleet.spec import ClusterSpec
 from sitectl.ops import checks
 from sitectl.ops.lifecycle import up
@@ -20,13 +22,32 @@ from sitectl.ops.pool import Pool, default_reset
 from sitectl.ops.reset import reset
 from sitectl.paths import state_dir
 from sitectl.progress import QUIET, Reporter
+from sitectl.sites.containers import service_spec
 from sitectl.stack import Site
 from sitectl.stack.target import Target
 
 
-def agent_engine(target: Target, sites: list[Site], namespace: str, adopted: Path | None) -> TaskEngine:
-    """The agent's engine: sitectl's container names of ``sites`` mapped to their services."""
-    return TaskEngine({target.container(s): f"{namespace}_{s.name}" for s in sites}, adopted=adopted)
+def agent_engine(target: Target, sites: list[Site], namespace: str, adopted: Path | None,
+                 helper_image: str | None = None) -> TaskEngine:
+    """The agent's engine: sitectl's container names of ``sites`` and of their service
+    containers mapped to their Swarm services (:mod:`sitectl.fleet.compose`), with the
+    service containers' ``persist`` paths (emptied with ``helper_image`` on a re-creation)."""
+    services = {target.container(s): f"{namespace}_{s.name}" for s in sites}
+    services.update({target.service_container(s, k): f"{namespace}_{service_key(s, k)}"
+                     for s in sites for k in s.services})
+    persist = {target.service_container(s, k): v.persist for s in sites for k, v in s.services.items()}
+    return TaskEngine(services, adopted=adopted, persist=persist, helper_image=helper_image)
+
+
+def pod_containers(target: Target, site: Site) -> dict[str, dict]:
+    """What :class:`~sitectl.engine.pod.PodEngine` expects in ``site``'s pod: the site's
+    container and its service containers (image, labels, service key, ``persist`` paths)."""
+    out = {target.container(site): {"image": target.image(site), "labels": target.labels(site)}}
+    for k, v in site.services.items():
+        out[target.service_container(site, k)] = {
+            "image": target.image_ref(v.image), "labels": service_spec(target, site, k).labels, "service": k,
+            "persist": list(v.persist), "workdir": v.workdir, "pod_container": pod_container(k)}
+    return out
 
 
 def prepare_state_dir(generation: int) -> None:
@@ -103,11 +124,12 @@ def start_agent(spec: ClusterSpec, instance: int, host: str, namespace: str, gen
     if engine_kind == "pod":
         if len(sites) != 1:
             raise UsageError("--engine pod: give the one site of this pod (--sites NAME)")
-        engine = PodEngine({target.container(s): {"image": target.image(s), "labels": target.labels(s)} for s in sites},
-                           adopted=adopted, site=sites[0].name)
+        engine = PodEngine(pod_containers(target, sites[0]), adopted=adopted, site=sites[0].name)
+        engine.ping()
     else:
-        engine = agent_engine(target, sites, namespace, adopted)
-    engine.ping()
+        engine = agent_engine(target, sites, namespace, adopted, helper_image=spec.agent_image)
+        engine.ping()
+        check_persist(target, sites, engine)
     check_images = engine_kind != "pod"
     reporter.step("agent", f"instance {instance} on {host}: bringing up {', '.join(s.name for s in sites)}")
     up(target, sites, engine, reporter, build=False, check_images=check_images)
@@ -127,7 +149,7 @@ def start_agent(spec: ClusterSpec, instance: int, host: str, namespace: str, gen
     def agent_reset(t: Target, names, full, eng) -> dict:
         # A site container replaced since (Swarm started a new task, the kubelet restarted it)
         # is new to sitectl: bring it up first (post-start steps, golden from the fresh image).
-        if any(eng.replaced(t.container(s)) for s in sites):  # one cheap look per site
+        if any(eng.replaced(c) for s in sites for c in t.containers_of(s)):  # one cheap look per container
             reporter.step("agent", "a site container was replaced: bringing it up before the reset")
             up(t, sites, eng, reporter, build=False, check_images=check_images)
         return default_reset(t, names, full, eng)

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from sitectl.engine.swarm import NodeInfo
-from sitectl.fleet.naming import agent_port, stack_name
+from sitectl.fleet.naming import agent_port, persist_volume, service_key, stack_name
 from sitectl.fleet.spec import POOL_PORT, STATE_DIR, ClusterSpec
-from sitectl.sites.containers import run_spec
+from sitectl.sites.containers import run_spec, service_spec
 
 
 def _service(spec, constraint: str, reserve: int) -> dict:
@@ -20,8 +20,9 @@ def _service(spec, constraint: str, reserve: int) -> dict:
     svc["labels"] = dict(spec.labels)
     if spec.volumes:
         svc["volumes"] = list(spec.volumes)
-    svc["ports"] = [{"target": cp, "published": hp, "protocol": "tcp", "mode": "host"} for _, hp, cp in spec.publish]
-    svc["networks"] = ["sites"]
+    if spec.publish:
+        svc["ports"] = [{"target": cp, "published": hp, "protocol": "tcp", "mode": "host"} for _, hp, cp in spec.publish]
+    svc["networks"] = {"sites": {"aliases": list(spec.aliases)}} if spec.aliases else ["sites"]
     svc["deploy"] = {"placement": {"constraints": [constraint]},
                      "restart_policy": {"condition": "any", "delay": "1s"},
                      "resources": {"reservations": {"memory": str(reserve)}}}
@@ -30,13 +31,31 @@ def _service(spec, constraint: str, reserve: int) -> dict:
 
 def instance_compose(spec: ClusterSpec, instance: int, node: NodeInfo, generation: int) -> dict:
     """The compose mapping of instance ``instance``'s stack placed on ``node``: one service per
-    site (from the same :func:`sitectl.sites.containers.run_spec` as ``sitectl up``) and the agent,
-    all constrained to ``node``. ``generation`` counts placements: a new one starts the agent
+    site (from the same :func:`sitectl.sites.containers.run_spec` as ``sitectl up``), one per
+    service container of a site (``<site>-<key>``, from
+    :func:`~sitectl.sites.containers.service_spec`, under its aliases) and the agent, all
+    constrained to ``node``. ``generation`` counts placements: a new one starts the agent
     with an empty state volume."""
     target = spec.target(instance, node.addr)
     sites = spec.chosen_sites(target)
     constraint = f"node.id == {node.id}"
     services = {s.name: _service(run_spec(target, s), constraint, spec.reserve) for s in sites}
+    for s in sites:
+        # A site's service containers (the classifieds database, host ``db``): services of the
+        # same stack on the same node, reached by their aliases on the stack's network. Swarm
+        # restarts a task as a new container, so what the image keeps in its VOLUME paths
+        # (``persist``) lives in named volumes of this placement: a restart keeps it (the
+        # classifieds database's first start fails and the restart brings it up, as with
+        # ``restart: always`` on one host); the agent empties them when it re-creates the site
+        # (sitectl.engine.swarm.TaskEngine.remove).
+        for k, v in s.services.items():
+            svc = _service(service_spec(target, s, k), constraint, spec.reserve)
+            # Its aliases name its task's own address (DNS round robin over the one task), as
+            # a network alias names a container on one host; not a virtual IP in front of it.
+            svc["deploy"]["endpoint_mode"] = "dnsrr"
+            svc["volumes"] = [*svc.get("volumes", []),
+                              *(f"{persist_volume(s, k, i, generation)}:{p}" for i, p in enumerate(v.persist))]
+            services[service_key(s, k)] = svc
     for svc in services.values():
         # A new placement changes every service, so Swarm replaces the site tasks too: they
         # start from their images even when the new node is the old one.
@@ -54,7 +73,8 @@ def instance_compose(spec: ClusterSpec, instance: int, node: NodeInfo, generatio
     services["agent"] = {
         "image": spec.agent_image,
         "command": ["sitectl", "cluster", "agent", *spec.args(), "--instance", str(instance), "--host", node.addr,
-                    "--namespace", stack_name(instance), "--generation", str(generation), "--port", str(port)],
+                    "--namespace", stack_name(instance), "--generation", str(generation), "--port", str(port),
+                    "--agent-image", spec.agent_image],
         "environment": {"SITECTL_SNAPSHOTS_DIR": f"{STATE_DIR}/snapshots"},
         "volumes": ["/var/run/docker.sock:/var/run/docker.sock", f"state:{STATE_DIR}"],
         "ports": [{"target": port, "published": port, "protocol": "tcp", "mode": "host"}],

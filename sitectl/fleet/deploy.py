@@ -93,7 +93,7 @@ def pool_status(url: str, token: str, timeout: float = 10) -> dict:
 def remove(swarm: Swarm, reporter: Reporter = QUIET, wait: float = 60.0) -> list[str]:
     """Remove the pool's stack and every instance stack (``docker stack rm``), then the token
     secrets once no service uses them (waiting up to ``wait`` s); returns what was removed.
-    The instances' state volumes stay on their nodes (``docker volume prune`` there)."""
+    The instances' state volumes stay on their nodes (``docker volume rm`` there)."""
     gone = []
     for name in swarm.stacks():
         if name == POOL_STACK or re.fullmatch(r"sitectl-i\d+", name):

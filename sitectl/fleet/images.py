@@ -14,11 +14,13 @@ from pathlib import Path
 
 from sitectl.engine import Engine
 from sitectl.engine.swarm import copy_images, engine_at
-from sitectl.errors import ImageMissing, SitectlError
+from sitectl.errors import ImageMissing, SitectlError, UsageError
 from sitectl.fleet.spec import AGENT_BASE, AGENT_IMAGE, ClusterSpec
 from sitectl.paths import REPO_ROOT
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.containers import SOURCE_LABEL, ensure_images
+from sitectl.stack import Site
+from sitectl.stack.target import Target
 
 
 def agent_source_hash() -> str:
@@ -71,10 +73,35 @@ def build_agent_image(engine: Engine, reporter: Reporter = QUIET, tag: str = AGE
     return True
 
 
+def check_persist(target: Target, sites: list[Site], engine: Engine,
+                  absent: str = "copy it with `sitectl cluster push-images`") -> None:
+    """Refuse a service image whose ``VOLUME`` paths are not all in its stack-file ``persist``
+    list: on a cluster a restarted service is a new container, which would start those paths
+    empty (a restart on one host keeps them). Run by ``push-images`` on the images it copies,
+    and by the Swarm agent on its node's.
+
+    Raises:
+        ImageMissing: a service image is not on ``engine`` (``absent`` says what to do).
+        UsageError: naming the site, the service and the paths.
+    """
+    for s in sites:
+        for k, v in s.services.items():
+            tag = target.image_ref(v.image)
+            if not engine.image_exists(tag):
+                raise ImageMissing(f"site {s.name!r} service {k!r}: image {tag} is not here; {absent}")
+            missing = sorted(set(engine.image_volumes(tag)) - set(v.persist))
+            if missing:
+                raise UsageError(f"site {s.name!r} service {k!r}: its image {tag} keeps {', '.join(missing)} (VOLUME) "
+                                 f"but the stack file's services.{k}.persist does not list it: add it there")
+
+
 def fleet_images(spec: ClusterSpec) -> list[str]:
-    """Every image a node of the fleet needs: the sites' images and the agent's."""
+    """Every image a node of the fleet needs: the sites' images, their service containers'
+    and the agent's (which also empties a service's volumes when a site is re-created)."""
     t = spec.target(0, "localhost")
-    return sorted({t.image(s) for s in spec.chosen_sites(t)} | {spec.agent_image})
+    sites = spec.chosen_sites(t)
+    return sorted({t.image(s) for s in sites} | {t.image_ref(v.image) for s in sites for v in s.services.values()}
+                  | {spec.agent_image})
 
 
 def push_images(spec: ClusterSpec, source: Engine, nodes: list[str], reporter: Reporter = QUIET,
@@ -93,6 +120,8 @@ def push_images(spec: ClusterSpec, source: Engine, nodes: list[str], reporter: R
     if build:
         ensure_images(t, spec.chosen_sites(t), source, reporter)
         build_agent_image(source, reporter, spec.agent_image)
+    check_persist(t, spec.chosen_sites(t), source,
+                  absent="build or load it here first (`push-images` without --no-build, `sitectl images load`)")
     tags = fleet_images(spec)
     t0 = time.monotonic()
     engines = []

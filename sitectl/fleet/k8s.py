@@ -10,6 +10,8 @@ URL is ``http://<site>.<ns>-i<K>.svc.cluster.local:<port>`` (sitectl's per-site 
   ``/var/lib/sitectl`` (golden copies, staging, the agent's manifests) plus the stack file's own
   volumes; the agent enters the site container's namespaces as ``docker exec`` does
   (:mod:`sitectl.engine.pod`), hence ``SYS_ADMIN`` and ``SYS_PTRACE``;
+* a site's **service containers** (the classifieds database) in the same pod, its aliases
+  (``db``) in the pod's ``hostAliases`` as 127.0.0.1, an ``emptyDir`` at each ``persist`` path;
 * a **Deployment** per stateless site;
 * a **Service** per site (its URL port, and the agent's port);
 * **readiness probes** from ``healthchecks/``: the site's first ready probe of type ``http``
@@ -31,9 +33,9 @@ from urllib.parse import urlsplit
 import yaml
 
 from sitectl.errors import UsageError
-from sitectl.fleet.naming import agent_port, instance_namespace, instance_target, service_name
+from sitectl.fleet.naming import agent_port, instance_namespace, instance_target, pod_container, service_name
 from sitectl.fleet.spec import POOL_PORT, ClusterSpec
-from sitectl.sites.containers import run_spec
+from sitectl.sites.containers import run_spec, service_spec
 from sitectl.sites.probes import probes_of
 from sitectl.stack import Site
 from sitectl.stack.target import Target
@@ -91,6 +93,37 @@ def _volumes(target: Target, site: Site) -> tuple[list[dict], list[str]]:
     return mounts, claims
 
 
+def _service_containers(target: Target, site: Site) -> tuple[list[dict], list[dict], list[str]]:
+    """(containers, pod volumes, claim names) of ``site``'s service containers in its pod: the
+    same image, command and environment as on one host
+    (:func:`sitectl.sites.containers.service_spec`), marked ``SITECTL_SITE`` and
+    ``SITECTL_SERVICE`` for the agent; an ``emptyDir`` at each ``persist`` path (a container
+    the kubelet restarts keeps it, as ``restart: always`` keeps a container's volumes; the
+    agent empties it when it re-creates the site); the stack file's own volumes as claims."""
+    containers, volumes, claims = [], [], []
+    for k, v in site.services.items():
+        spec = service_spec(target, site, k)
+        name = pod_container(k)
+        c: dict = {"name": name, "image": spec.image}
+        if spec.command:
+            c["args"] = list(spec.command)
+        c["env"] = [*({"name": a, "value": b} for a, b in spec.env.items()),
+                    {"name": "SITECTL_SITE", "value": site.name}, {"name": "SITECTL_SERVICE", "value": k}]
+        mounts = []
+        for i, path in enumerate(v.persist):
+            vol = f"{name}-keep{i}"
+            volumes.append({"name": vol, "emptyDir": {}})
+            mounts.append({"name": vol, "mountPath": path})
+        for i, vol in enumerate(spec.volumes):
+            claim = f"{name}-data{i}"
+            claims.append(claim)
+            mounts.append({"name": claim, "mountPath": vol.split(":")[1]})
+        if mounts:
+            c["volumeMounts"] = mounts
+        containers.append(c)
+    return containers, volumes, claims
+
+
 def _claim(name: str, size: str, storage_class: str | None) -> dict:
     spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
     if storage_class:
@@ -112,7 +145,8 @@ def instance_objects(spec: ClusterSpec, prefix: str, instance: int, storage_clas
         site_c.setdefault("env", []).append({"name": "SITECTL_SITE", "value": site.name})
         ports = [{"name": f"p{i}", "port": t.host_port(site, i), "targetPort": t.container_port(site, i)}
                  for i in range(len(site.container_ports))]
-        if site.stores or site.post_start:  # state to reset, or post-start steps to run: an agent
+        svc_cs, svc_vols, svc_claims = _service_containers(t, site)
+        if site.stores or site.post_start or site.services:  # state to reset, post-start steps: an agent
             site_c["volumeMounts"] = [{"name": "state", "mountPath": "/var/lib/sitectl"}, *mounts]
             aport = agent_port(instance)
             agent = {
@@ -128,6 +162,9 @@ def instance_objects(spec: ClusterSpec, prefix: str, instance: int, storage_clas
                                   "readOnly": True}],
             }
             ports.append({"name": "agent", "port": aport, "targetPort": aport})
+            # A service's aliases (the classifieds database's ``db``): the pod shares one
+            # network namespace, so they name this pod itself.
+            aliases = [a for v in site.services.values() for a in v.aliases]
             out.append({
                 "apiVersion": "apps/v1", "kind": "StatefulSet",
                 "metadata": {"name": name, "namespace": ns, "labels": labels},
@@ -135,10 +172,13 @@ def instance_objects(spec: ClusterSpec, prefix: str, instance: int, storage_clas
                     "serviceName": name, "replicas": 1, "selector": {"matchLabels": labels},
                     "template": {"metadata": {"labels": labels}, "spec": {
                         "shareProcessNamespace": True,
-                        "containers": [site_c, agent],
-                        "volumes": [{"name": "token", "secret": {"secretName": TOKEN_SECRET, "defaultMode": 0o400}}],
+                        **({"hostAliases": [{"ip": "127.0.0.1", "hostnames": aliases}]} if aliases else {}),
+                        "containers": [site_c, *svc_cs, agent],
+                        "volumes": [{"name": "token", "secret": {"secretName": TOKEN_SECRET, "defaultMode": 0o400}},
+                                    *svc_vols],
                     }},
-                    "volumeClaimTemplates": [_claim(c, volume_size, storage_class) for c in ["state", *claims]],
+                    "volumeClaimTemplates": [_claim(c, volume_size, storage_class)
+                                             for c in ["state", *claims, *svc_claims]],
                 },
             })
         else:

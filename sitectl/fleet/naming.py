@@ -17,6 +17,23 @@ def stack_name(instance: int) -> str:
     return f"sitectl-i{instance}"
 
 
+def service_key(site: Site, key: str) -> str:
+    """The Swarm service (compose key) of ``site``'s service container ``key``: ``<site>-<key>``
+    (``classifieds-db``; a site name has no ``-``, so it never clashes with a site's)."""
+    return f"{site.name}-{key}"
+
+
+def persist_volume(site: Site, key: str, index: int, generation: int) -> str:
+    """The named volume of path ``index`` of service ``key``'s ``persist`` list, for placement
+    ``generation``: a new placement starts from an empty one, even on the node of the last."""
+    return f"{site.name}-{key}-g{generation}-{index}"
+
+
+def pod_container(key: str) -> str:
+    """The container of service ``key`` in its site's pod: ``svc-<key>`` (DNS-1123)."""
+    return "svc-" + key.replace("_", "-")
+
+
 def agent_port(instance: int) -> int:
     return AGENT_PORT + PORT_STEP * instance
 

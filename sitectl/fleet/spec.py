@@ -24,7 +24,8 @@ POOL_STACK = "sitectl-pool"
 STATE_DIR = "/var/lib/sitectl"
 #: Where a Swarm secret is mounted in the agent and pool containers.
 TOKEN_PATH = "/run/secrets/sitectl-token"
-#: Memory reserved per site of an instance (``deploy.resources.reservations``), unless given.
+#: Memory reserved per container of an instance (a site's, a service's;
+#: ``deploy.resources.reservations``), unless given.
 DEFAULT_RESERVE = 256 << 20
 #: Seconds a (re)deployed instance has to come up, golden and verified, before it is placed
 #: on another node.
@@ -64,8 +65,7 @@ class ClusterSpec:
 
     Attributes:
         stack: a stack name shipped in the agent image (``mini``, ``webarena``).
-        sites: site names each instance runs (empty: all of the stack's that the cluster can
-            place, i.e. all but those with service containers, VisualWebArena's classifieds).
+        sites: site names each instance runs (empty: all of the stack's).
         instances: N; instances 0..N-1.
         seed, scale: replica parameters.
         node_labels: a node must carry each (an empty value: any value).
@@ -91,14 +91,11 @@ class ClusterSpec:
         what runs).
 
         Raises:
-            UsageError: an unknown site name, a chosen site whose stack-file values name a
-                site left out (the homepage links to every site), or one with service
-                containers (VisualWebArena's classifieds: not placed by the cluster yet).
+            UsageError: an unknown site name, or a chosen site whose stack-file values name a
+                site left out (the homepage links to every site).
         """
         stack = load_stack(self.stack)
-        # By default every site the cluster can place: not those with service containers.
-        keep = ({s.name for s in stack.select(list(self.sites))} if self.sites
-                else {n for n, s in stack.sites.items() if not s.services})
+        keep = {s.name for s in stack.select(list(self.sites))} if self.sites else set(stack.sites)
         stack = stack.model_copy(update={"sites": {n: s for n, s in stack.sites.items() if n in keep}})
         t = Target(stack=stack, host=validate_host(host), instance=instance, seed=self.seed, scale=self.scale,
                    site_hosts=site_hosts)
@@ -109,11 +106,6 @@ class ClusterSpec:
             except KeyError as e:
                 raise UsageError(f"site {site.name!r} needs site {str(e.args[0]).removeprefix('origin_')!r} "
                                  "(its stack-file values name it): add it to --sites or leave the first out") from None
-            if site.services:
-                # Refused rather than deployed without the containers it needs.
-                raise UsageError(f"site {site.name!r} runs service containers beside its own "
-                                 f"({', '.join(v.container for v in site.services.values())}), which the cluster does not "
-                                 "place yet: leave it out with --sites, or run it on one host with `sitectl up`")
         return t
 
     def chosen_sites(self, target: Target) -> list[Site]:
@@ -121,8 +113,9 @@ class ClusterSpec:
         return list(target.stack.sites.values())
 
     def need(self, target: Target) -> int:
-        """Bytes an instance reserves: ``reserve`` per site."""
-        return self.reserve * len(self.chosen_sites(target))
+        """Bytes an instance reserves: ``reserve`` per container (a site's and each of its
+        service containers')."""
+        return self.reserve * sum(1 + len(s.services) for s in self.chosen_sites(target))
 
     def digest(self) -> str:
         """12 hex digits naming what an instance's stack is made from (stack, sites, seed,

@@ -19,7 +19,7 @@ from pathlib import Path
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay
 
 from sitectl.engine.base import Engine, RunSpec
-from sitectl.errors import ImageMissing, ProbeTimeout, StackError, UsageError
+from sitectl.errors import ImageMissing, ProbeTimeout, SitectlError, StackError, UsageError
 from sitectl.progress import QUIET, Reporter
 from sitectl.sites.probes import ProbeOutcome, probes_of, run_probe
 from sitectl.stack.model import Site
@@ -342,6 +342,12 @@ def _remove_services(target: Target, site: Site, engine: Engine, reporter: Repor
         if engine.container(c) is not None:
             reporter.step(site.name, f"removing container {c} (service {k})")
             engine.remove(c, volumes=True)
+        elif engine.keeps_data_when_absent(c):
+            # Not running now (a Swarm task between two restarts, a pod's container the
+            # kubelet is starting again), but its data outlives it in volumes: the engine
+            # waits for it and empties them, or fails.
+            reporter.step(site.name, f"emptying what container {c} keeps (service {k})")
+            engine.remove(c, volumes=True)
 
 
 def make_ready(target: Target, site: Site, engine: Engine, reporter: Reporter = QUIET,
@@ -388,6 +394,17 @@ def make_ready(target: Target, site: Site, engine: Engine, reporter: Reporter = 
     # names, re-creates the whole site, and services left without their site are removed.
     services = {k: (target.service_container(site, k), target.image_ref(v.image)) for k, v in site.services.items()}
     svc_info = {k: engine.container(c) for k, (c, _) in services.items()}
+    if info is not None and not recreate:
+        for k, (c, _) in services.items():
+            if svc_info[k] is None and engine.keeps_data_when_absent(c):
+                # On a cluster a service between two restarts is not gone: its data is in its
+                # volumes. Wait for it (the engine's start) rather than re-create the site.
+                reporter.step(site.name, f"waiting for container {c} (service {k}) to run again")
+                try:
+                    engine.start(c)
+                except SitectlError as e:
+                    reporter.step(site.name, f"container {c} did not run again ({e}): re-creating the site")
+                svc_info[k] = engine.container(c)
     for k, i in svc_info.items():
         if i is not None and (i.labels.get("sitectl.site") != site.name or i.labels.get(SERVICE_LABEL) != k
                               or i.labels.get("sitectl.instance") != str(target.instance)):
@@ -406,13 +423,16 @@ def make_ready(target: Target, site: Site, engine: Engine, reporter: Reporter = 
                f" (its services changed: {', '.join(strays)} is no longer one)" if strays and not recreate else "")
         reporter.step(site.name, f"removing container {name}" + why)
         engine.remove(name)
+        on_remove(site)  # before the services: if emptying one fails, golden no longer lists the site
         _remove_services(target, site, engine, reporter, strays)
         info, svc_info = None, dict.fromkeys(services)
+    elif info is None and (any(svc_info.values()) or strays
+                           or any(engine.keeps_data_when_absent(c) for c, _ in services.values())):
+        # The site is gone: its services' state goes too (on a cluster also that of a service
+        # not running now: Swarm between two tasks, the kubelet restarting it).
         on_remove(site)
-    elif info is None and (any(svc_info.values()) or strays):
         _remove_services(target, site, engine, reporter, strays)
         svc_info = dict.fromkeys(services)
-        on_remove(site)
     action = "kept"
     spec = run_spec(target, site)
     if info is None:

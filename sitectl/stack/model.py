@@ -276,6 +276,38 @@ class Service(_Strict):
     #: Docker's restart policy. The classifieds database needs ``always``: its first start
     #: fails in its init scripts and the restart brings the server up (family-formats.md §4.3).
     restart: Literal["no", "always", "on-failure", "unless-stopped"] = "no"
+    #: Paths inside the container whose content a restart of the container keeps and a
+    #: re-creation empties: the image's ``VOLUME`` paths (``/var/lib/mysql`` of the MySQL
+    #: images, docs.docker.com "mysql" image page, "Where to Store Data"). On one host Docker's
+    #: anonymous volumes do this without it; a cluster cannot (a Swarm task restarted is a new
+    #: container, a Kubernetes container restarted keeps no image volume), so the cluster
+    #: mounts a volume at each path (Swarm: a named volume of the placement; Kubernetes: an
+    #: ``emptyDir`` of the pod) and sitectl empties it when it re-creates the site. The Swarm
+    #: agent refuses an image whose ``VOLUME`` paths are not all listed.
+    persist: list[str] = Field(default_factory=list)
+    #: The working directory ``docker exec`` runs a post-start step in: the image's
+    #: ``WORKDIR`` (``/`` when it sets none, as mysql:8.1). Docker reads it from the image; the
+    #: Kubernetes sidecar agent cannot, and a server that changes its own directory (mysqld
+    #: runs in its data folder) would otherwise decide it. None: the container's process's.
+    workdir: str | None = None
+
+    @field_validator("workdir")
+    @classmethod
+    def _workdir(cls, v: str | None) -> str | None:
+        if v is not None and (not v.startswith("/") or any(x in (".", "..") for x in v.split("/"))):
+            raise ValueError(f"workdir: {v!r} must be an absolute path without '.' or '..'")
+        return v
+
+    @field_validator("persist")
+    @classmethod
+    def _persist(cls, v: list[str]) -> list[str]:
+        for p in v:
+            parts = p.split("/")
+            if not p.startswith("/") or p == "/" or any(x in ("", ".", "..") for x in parts[1:]):
+                raise ValueError(f"persist: {p!r} must be an absolute path without '.', '..' or empty parts, not /")
+        if len(set(v)) != len(v):
+            raise ValueError("persist: a path is listed twice")
+        return v
 
     @field_validator("aliases")
     @classmethod

@@ -73,6 +73,29 @@ def test_instance_compose_pins_every_service_to_one_node_with_the_agent_beside_t
     assert c["secrets"]["token"] == {"external": True, "name": "sitectl-token-x"}
 
 
+def test_a_service_container_is_a_service_of_the_stack_on_the_same_node_with_its_alias_and_volumes():
+    spec = ClusterSpec(sites=("classifieds",), token_secret="sitectl-token-x")
+    c = instance_compose(spec, 2, _node(7), generation=3)
+    assert set(c["services"]) == {"classifieds", "classifieds-db", "agent"}
+    db = c["services"]["classifieds-db"]
+    assert db["deploy"]["placement"]["constraints"] == ["node.id == id7"]
+    assert db["networks"] == {"sites": {"aliases": ["db"]}} and "ports" not in db
+    assert db["deploy"]["endpoint_mode"] == "dnsrr"  # `db` is the task's address, no virtual IP
+    assert db["labels"]["sitectl.service"] == "db" and db["labels"]["sitectl.instance"] == "2"
+    # What the database keeps across Swarm's restarts: a named volume of this placement.
+    assert db["volumes"] == ["classifieds-db-g3-0:/var/lib/mysql"] and "classifieds-db-g3-0" in c["volumes"]
+    assert instance_compose(spec, 2, _node(7), generation=4)["services"]["classifieds-db"]["volumes"] == [
+        "classifieds-db-g4-0:/var/lib/mysql"]
+    # Memory is reserved per container.
+    t = spec.target(2, "10.0.0.7")
+    assert spec.need(t) == 2 * spec.reserve
+    # The real stack: the init folder is a bind mount of the node's data folder.
+    real = instance_compose(ClusterSpec(stack="webarena", sites=("classifieds",)), 0, _node(7), generation=1)
+    assert real["services"]["classifieds-db"]["image"] == "mysql:8.1"
+    assert any(v.endswith(":/docker-entrypoint-initdb.d") and v.startswith("/")
+               for v in real["services"]["classifieds-db"]["volumes"])
+
+
 def test_fleet_spec_rejects_unknown_and_dangling_sites():
     with pytest.raises(UsageError, match="unknown site 'nosuch'"):
         ClusterSpec(sites=("nosuch",)).target(0, "10.0.0.1")
@@ -253,3 +276,108 @@ def test_fleet_spreads_over_nodes_fails_over_a_lost_node_and_heals(lab):
     _, gone = run("cluster", "rm", "--docker-host", manager, "--json", env=env)
     assert set(gone["removed"]) == {"sitectl-pool", "sitectl-i0", "sitectl-i1", "sitectl-i2",
                                     "sitectl-token-" + __import__("hashlib").sha256(token.encode()).hexdigest()[:12]}
+
+
+def _lab_docker(manager: str, *args: str) -> str:
+    r = subprocess.run(["docker", "-H", manager, *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def _task(manager: str, service: str) -> str:
+    """The running task container of ``service`` on the manager node (lab-1)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        ids = _lab_docker(manager, "ps", "-q", "--filter", f"label=com.docker.swarm.service.name={service}",
+                          "--filter", "status=running").split()
+        if ids:
+            return ids[0]
+        time.sleep(1)
+    raise AssertionError(f"no running task of {service}")
+
+
+def _sql(manager: str, statement: str) -> str:
+    """SQL of the test's own in the database task (not sitectl's)."""
+    deadline = time.monotonic() + 180
+    while True:
+        r = subprocess.run(["docker", "-H", manager, "exec", _task(manager, "sitectl-i0_classifieds-db"), "mysql", "-N",
+                            "-uroot", "-ppassword", "osclass", "-e", statement], capture_output=True, text=True, timeout=300)
+        if r.returncode == 0 or time.monotonic() > deadline:
+            assert r.returncode == 0, r.stderr
+            return r.stdout.strip()
+        time.sleep(1)  # the server is restarting
+
+
+CHECKSUMS = "CHECKSUM TABLE oc_t_item, oc_t_item_description, oc_t_item_comment, oc_t_user, oc_t_item_resource"
+
+
+@pytest.mark.docker
+def test_classifieds_runs_on_the_swarm_with_its_database_service(lab):
+    """VisualWebArena's classifieds and its database (host ``db``) as two services of the
+    instance's stack on one node: the database's first start fails and Swarm's next task, on
+    the placement's named volume, serves (as ``restart: always`` does on one host); a change
+    is undone by a reset through a lease; a restarted database task keeps its data (a delta
+    reset follows); a restarted site task makes the agent re-create the site with an emptied
+    database, golden again with the same table checksums."""
+    env, manager = lab["env"], lab["manager"]
+    run("cluster", "rm", "--docker-host", manager, "--json", check=False, env=env)  # whatever the last test left
+    run("cluster", "push-images", "--sites", "classifieds", "--node", manager, "--json")
+    _lab_docker(manager, "node", "update", "--label-add", "sitectl-test=classifieds", "lab-1")
+    _, dep = run("cluster", "deploy", "--instances", "1", "--sites", "classifieds", "--node-label",
+                 "sitectl-test=classifieds", "--docker-host", manager, "--wait", "900", "--json", env=env)
+    token = Path(env["SITECTL_SNAPSHOTS_DIR"], "cluster-token").read_text().strip()
+    auth = {"Authorization": f"Bearer {token}"}
+    pool, row = dep["pool_url"], dep["instances"][0]
+    assert row["state"] == "idle" and row["placement"]["node"] == "lab-1" and row["sites"]["classifieds"]["healthy"]
+    assert "Publish your ad" in requests.get(row["urls"]["classifieds"] + "/", timeout=30).text
+    # The database's tasks: the failing first start, then the one that serves (same volume).
+    tasks = _lab_docker(manager, "service", "ps", "sitectl-i0_classifieds-db", "--format", "{{.CurrentState}}")
+    assert len(tasks.splitlines()) >= 2, tasks
+
+    lease = requests.post(f"{pool}/api/leases", json={"client": "vwa", "ttl": 600}, headers=auth, timeout=30).json()
+
+    def reset() -> dict:
+        assert requests.get(f"{pool}/l/{lease['lease']}/reset", timeout=1800).status_code == 200
+        got = _status(pool, token)["instances"][0]["last_reset"]
+        assert got["ok"], got
+        return got["result"]["sites"][0]
+
+    # Golden as a reset leaves it (the agent's `verify --deep` logged in since: an OSClass
+    # login writes the user's access date).
+    reset()
+    golden = _sql(manager, CHECKSUMS)
+
+    _sql(manager, "UPDATE oc_t_item SET i_price = i_price + 1000 WHERE pk_i_id = 84143")
+    assert _sql(manager, CHECKSUMS) != golden
+    assert reset()["method"] == "delta"
+    assert _sql(manager, CHECKSUMS) == golden
+
+    # Swarm replaces a stopped database task with a new container on the same named volume.
+    _sql(manager, "UPDATE oc_t_user SET s_name = 'restarted' WHERE pk_i_id = 1")
+    _lab_docker(manager, "kill", _task(manager, "sitectl-i0_classifieds-db"))
+    time.sleep(3)
+    assert _sql(manager, "SELECT s_name FROM oc_t_user WHERE pk_i_id = 1") == "restarted"
+    assert reset()["method"] == "delta"
+    assert _sql(manager, CHECKSUMS) == golden
+
+    # A new site task: the agent re-creates the site and its database from nothing, also
+    # when the database task is itself between two tasks then (killed just before).
+    db = _task(manager, "sitectl-i0_classifieds-db")
+    _lab_docker(manager, "exec", db, "touch", "/var/lib/mysql/left-by-the-test")
+    _sql(manager, "UPDATE oc_t_item SET s_contact_name = 'before the re-creation' WHERE pk_i_id = 84143")
+    _lab_docker(manager, "kill", _task(manager, "sitectl-i0_classifieds"))
+    time.sleep(3)
+    _lab_docker(manager, "kill", _task(manager, "sitectl-i0_classifieds-db"))
+    reset()
+    agent_log = subprocess.run(["docker", "-H", manager, "service", "logs", "--raw", "sitectl-i0_agent"],
+                               capture_output=True, text=True, timeout=60)
+    agent_log = agent_log.stdout + agent_log.stderr
+    assert "a site container was replaced" in agent_log, agent_log[-3000:]
+    assert "left-by-the-test" not in _lab_docker(manager, "exec", _task(manager, "sitectl-i0_classifieds-db"),
+                                                 "ls", "/var/lib/mysql"), agent_log[-3000:]
+    assert _sql(manager, CHECKSUMS) == golden
+    assert _sql(manager, "SELECT COUNT(*) FROM oc_t_item WHERE s_contact_name = 'before the re-creation'") == "0"
+    st = _status(pool, token)["instances"][0]
+    assert st["state"] in ("leased", "idle") and st["sites"]["classifieds"]["healthy"], st
+    _, gone = run("cluster", "rm", "--docker-host", manager, "--json", env=env)
+    assert "sitectl-i0" in gone["removed"]

@@ -148,3 +148,44 @@ def test_site_containers_keep_run_from_their_image(rendered):
             for m in c.get("volumeMounts", []):
                 assert not (m["mountPath"] == "/run" or m["mountPath"].startswith("/run/")), (o["metadata"]["name"], m)
     assert seen >= 14  # 7 sites x 2 instances
+
+
+def test_a_site_with_a_service_container_is_one_pod_with_its_database(tmp_path):
+    """VisualWebArena's classifieds: its database is a second container of the site's pod,
+    reached as host ``db`` (hostAliases, one network namespace), its data folder an emptyDir
+    (a restart keeps it), marked for the agent; the manifests validate strictly."""
+    code, res = cli("k8s", "render", "--instances", "1", "--sites", "classifieds", "--out", str(tmp_path / "m"),
+                    "--token-file", str(tmp_path / "token"), "--json")
+    assert code == 0, res
+    objs = list(yaml.safe_load_all((tmp_path / "m" / "30-instance-0.yaml").read_text()))
+    for o in objs:
+        kubernetes_validate.validate(o, VERSIONS[-1], strict=True)
+    sts = next(o for o in objs if o["kind"] == "StatefulSet")
+    pod = sts["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["site", "svc-db", "agent"]
+    assert pod["shareProcessNamespace"] is True
+    assert pod["hostAliases"] == [{"ip": "127.0.0.1", "hostnames": ["db"]}]
+    db = pod["containers"][1]
+    env = {e["name"]: e["value"] for e in db["env"]}
+    assert env["SITECTL_SITE"] == "classifieds" and env["SITECTL_SERVICE"] == "db"
+    assert env["MYSQL_DATABASE"] == "osclass" and db["image"].startswith("sitectl/mini-classifieds-db:")
+    keep = next(m for m in db["volumeMounts"] if m["mountPath"] == "/var/lib/mysql")
+    assert {"name": keep["name"], "emptyDir": {}} in pod["volumes"]
+    site = pod["containers"][0]
+    assert "SITECTL_SERVICE" not in {e["name"] for e in site["env"]}
+    agent = pod["containers"][2]
+    assert agent["args"][agent["args"].index("--sites") + 1] == "classifieds"
+    svc = next(o for o in objs if o["kind"] == "Service")
+    assert {p["port"] for p in svc["spec"]["ports"]} == {9980, 9450}
+    # The real stack: the database's init folder is a claim of its own.
+    code, res = cli("k8s", "render", "--stack", "webarena", "--instances", "1", "--sites", "classifieds", "--out",
+                    str(tmp_path / "w"), "--token-file", str(tmp_path / "token"), "--json")
+    assert code == 0, res
+    objs = list(yaml.safe_load_all((tmp_path / "w" / "30-instance-0.yaml").read_text()))
+    sts = next(o for o in objs if o["kind"] == "StatefulSet")
+    db = sts["spec"]["template"]["spec"]["containers"][1]
+    assert db["image"] == "mysql:8.1"
+    assert {"name": "svc-db-data0", "mountPath": "/docker-entrypoint-initdb.d"} in db["volumeMounts"]
+    assert "svc-db-data0" in [c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]]
+    for o in objs:
+        kubernetes_validate.validate(o, VERSIONS[-1], strict=True)

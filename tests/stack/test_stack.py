@@ -210,6 +210,11 @@ def test_a_billion_laughs_file_is_refused_naming_it(tmp_path):
     ({"db": {"image": "i", "container": "x_db", "volumes": ["{origin_nosuch}:/x"]}}, "",
      ["placeholder {origin_nosuch} names no site"]),
     ({"db": {"image": "i", "container": "x_db", "restart": "sometimes"}}, "", ["restart"]),
+    ({"db": {"image": "i", "container": "x_db", "persist": ["var/lib/mysql"]}}, "", ["persist: 'var/lib/mysql'"]),
+    ({"db": {"image": "i", "container": "x_db", "persist": ["/var/../etc"]}}, "", ["without '.', '..'"]),
+    ({"db": {"image": "i", "container": "x_db", "persist": ["/"]}}, "", ["not /"]),
+    ({"db": {"image": "i", "container": "x_db", "persist": ["/a", "/a"]}}, "", ["listed twice"]),
+    ({"db": {"image": "i", "container": "x_db", "workdir": "tmp"}}, "", ["workdir: 'tmp'"]),
     ({"db": {"image": "i", "container": "x_db"}}, "    post_start: [{name: load, service: cache, exec: ['true']}]\n",
      ["names service 'cache'", "services: db"]),
 ])
