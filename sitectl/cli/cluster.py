@@ -125,7 +125,7 @@ def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait,
     from sitectl.fleet.spec import parse_labels, parse_size  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
     spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=parse_labels(node_labels),
-                 reserve=parse_size(reserve_memory), start_timeout=start_timeout)
+                 reserve=parse_size(reserve_memory, "--reserve-memory"), start_timeout=start_timeout)
     swarm = Swarm(_engine(docker_host))
     fleet.manager_node(swarm)  # refused before the token file is made
     token = read_or_make_token(token_file or _default_token_file())
@@ -255,7 +255,7 @@ def pool(as_json, instances, node_labels, reserve_memory, agent_image, token_sec
     from sitectl.server import make_server, serve  # noqa: PLC0415 - the reset server loads only for the agent and pool commands
 
     spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=parse_labels(node_labels),
-                 reserve=parse_size(reserve_memory), agent_image=agent_image or AGENT_IMAGE,
+                 reserve=parse_size(reserve_memory, "--reserve-memory"), agent_image=agent_image or AGENT_IMAGE,
                  token_secret=token_secret, start_timeout=start_timeout)
     token = read_token(token_file)
     reporter = Reporter()
@@ -275,23 +275,27 @@ def k8s():
 @click.option("--instances", type=click.IntRange(1, 50), required=True, help="How many instances.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder to write the manifests to (created).")
-@click.option("--namespace", default="sitectl", show_default=True, help="Kubernetes namespace.")
+@click.option("--namespace", default="sitectl", show_default=True,
+              help="The pool's namespace; instance K's is <NAMESPACE>-i<K>.")
 @click.option("--storage-class", default=None, help="StorageClass of the PersistentVolumeClaims (default: the cluster's).")
-@click.option("--volume-size", default="10Gi", show_default=True, help="Size of each site's state volume.")
+@click.option("--volume-size", default="10Gi", show_default=True, help="Size of every PersistentVolumeClaim.")
+@click.option("--reserve-memory", default="256M", show_default=True,
+              help="Memory each site and service container requests.")
 @click.option("--agent-image", default=None, help="Image of the reset agent and the pool (default sitectl/agent:0.1).")
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="File with the token for the Secret (created, mode 0600, if missing; default: <snapshots dir>/cluster-token).")
 @fleet_options
 @json_option
 @_guard
-def render(as_json, instances, out_dir, namespace, storage_class, volume_size, agent_image, token_file,
+def render(as_json, instances, out_dir, namespace, storage_class, volume_size, reserve_memory, agent_image, token_file,
            stack, sites, seed, scale):
     """Write Kubernetes manifests: a StatefulSet per stateful site with the reset agent as a
     sidecar, Services, the pool Deployment, PVCs, readiness probes, Secrets."""
     from sitectl.fleet import k8s as k8smod  # noqa: PLC0415 - the fleet loads only for the cluster commands
-    from sitectl.fleet.spec import AGENT_IMAGE  # noqa: PLC0415 - the fleet loads only for the cluster commands
+    from sitectl.fleet.spec import AGENT_IMAGE, parse_size  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
-    spec = _spec(stack, sites, seed, scale, instances=instances, agent_image=agent_image or AGENT_IMAGE)
+    spec = _spec(stack, sites, seed, scale, instances=instances, agent_image=agent_image or AGENT_IMAGE,
+                 reserve=parse_size(reserve_memory, "--reserve-memory"))
     k8smod.check_options(spec, namespace, storage_class, volume_size)  # before the token file is made
     token = read_or_make_token(token_file or _default_token_file())
     files = k8smod.write(spec, out_dir, token, namespace=namespace, storage_class=storage_class,

@@ -14,6 +14,8 @@ URL is ``http://<site>.<ns>-i<K>.svc.cluster.local:<port>`` (sitectl's per-site 
   (``db``) in the pod's ``hostAliases`` as 127.0.0.1, an ``emptyDir`` at each ``persist`` path;
 * a **Deployment** per stateless site;
 * a **Service** per site (its URL port, and the agent's port);
+* a memory **request** of ``--reserve-memory`` per site and service container (as Swarm's
+  reservation);
 * **readiness probes** from ``healthchecks/``: the site's first ready probe of type ``http``
   (``httpGet`` with the ``Host`` header of its URL), else its first ``exec`` one;
 * the **Secret** with the token in every namespace, and one with the stack file's accounts.
@@ -93,7 +95,13 @@ def _volumes(target: Target, site: Site) -> tuple[list[dict], list[str]]:
     return mounts, claims
 
 
-def _service_containers(target: Target, site: Site) -> tuple[list[dict], list[dict], list[str]]:
+def _requests(reserve: int) -> dict:
+    """A container's ``resources``: the memory the fleet reserves per container on Swarm
+    (``--reserve-memory``), as a request (no limit)."""
+    return {"requests": {"memory": str(reserve)}}
+
+
+def _service_containers(target: Target, site: Site, reserve: int) -> tuple[list[dict], list[dict], list[str]]:
     """(containers, pod volumes, claim names) of ``site``'s service containers in its pod: the
     same image, command and environment as on one host
     (:func:`sitectl.sites.containers.service_spec`), marked ``SITECTL_SITE`` and
@@ -120,6 +128,7 @@ def _service_containers(target: Target, site: Site) -> tuple[list[dict], list[di
             mounts.append({"name": claim, "mountPath": vol.split(":")[1]})
         if mounts:
             c["volumeMounts"] = mounts
+        c["resources"] = _requests(reserve)
         containers.append(c)
     return containers, volumes, claims
 
@@ -140,12 +149,13 @@ def instance_objects(spec: ClusterSpec, prefix: str, instance: int, storage_clas
     for site in spec.chosen_sites(t):
         name, labels = service_name(site), _labels(instance, site)
         site_c = _site_container(t, site)
+        site_c["resources"] = _requests(spec.reserve)
         mounts, claims = _volumes(t, site)
         # The agent knows its site's process by this variable (sitectl/engine/pod.py).
         site_c.setdefault("env", []).append({"name": "SITECTL_SITE", "value": site.name})
         ports = [{"name": f"p{i}", "port": t.host_port(site, i), "targetPort": t.container_port(site, i)}
                  for i in range(len(site.container_ports))]
-        svc_cs, svc_vols, svc_claims = _service_containers(t, site)
+        svc_cs, svc_vols, svc_claims = _service_containers(t, site, spec.reserve)
         if site.stores or site.post_start or site.services:  # state to reset, post-start steps: an agent
             site_c["volumeMounts"] = [{"name": "state", "mountPath": "/var/lib/sitectl"}, *mounts]
             aport = agent_port(instance)

@@ -32,15 +32,15 @@ DEFAULT_RESERVE = 256 << 20
 START_TIMEOUT = 900.0
 
 
-def parse_size(text: str) -> int:
+def parse_size(text: str, what: str = "size") -> int:
     """``"256M"`` → bytes (suffixes K, M, G, powers of 1024; none: bytes).
 
     Raises:
-        UsageError: anything else.
+        UsageError: anything else (naming ``what``: the option).
     """
     m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", str(text), re.I)
     if not m:
-        raise UsageError(f"size {text!r}: give a number with K, M or G, e.g. 256M")
+        raise UsageError(f"{what} {text!r}: give a number with K, M or G, e.g. 256M")
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
 
 

@@ -119,6 +119,7 @@ def test_pool_deployment_and_secrets(rendered):
 def test_render_bad_input(tmp_path):
     for opts, what in ((["--namespace", "Prod"], "--namespace 'Prod'"), (["--namespace", "a.b"], "--namespace 'a.b'"),
                        (["--volume-size", "lots"], "--volume-size 'lots'"),
+                       (["--reserve-memory", "lots"], "--reserve-memory 'lots'"),
                        (["--storage-class", "Fast_SSD"], "--storage-class 'Fast_SSD'")):
         code, res = cli("k8s", "render", "--instances", "2", "--out", str(tmp_path / "m"), *opts, "--json")
         assert code == 2 and what in res["error"], res
@@ -169,6 +170,8 @@ def test_a_site_with_a_service_container_is_one_pod_with_its_database(tmp_path):
     env = {e["name"]: e["value"] for e in db["env"]}
     assert env["SITECTL_SITE"] == "classifieds" and env["SITECTL_SERVICE"] == "db"
     assert env["MYSQL_DATABASE"] == "osclass" and db["image"].startswith("sitectl/mini-classifieds-db:")
+    # Each container requests what Swarm reserves (256 MiB by default).
+    assert db["resources"] == pod["containers"][0]["resources"] == {"requests": {"memory": str(256 << 20)}}
     keep = next(m for m in db["volumeMounts"] if m["mountPath"] == "/var/lib/mysql")
     assert {"name": keep["name"], "emptyDir": {}} in pod["volumes"]
     site = pod["containers"][0]

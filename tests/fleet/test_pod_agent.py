@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 
 import pytest
 import requests
 
 from sitectl.fleet.images import build_agent_image
 from sitectl.fleet.naming import agent_port
-from sitectl.fleet.spec import AGENT_IMAGE, ClusterSpec
+from sitectl.fleet.spec import ClusterSpec
+from tests.fleet.sidecar import docker, start_agent
 
 pytestmark = pytest.mark.docker
 
@@ -27,19 +27,6 @@ SITE = "sitectl-podtest-site"
 AGENT = "sitectl-podtest-agent"
 VOLUME = "sitectl-podtest-state"
 PSQL = ["psql", "-U", "postgres", "-d", "postmill", "-tAc"]
-
-
-def docker(*args, check=True) -> str:
-    r = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=600)
-    if check:
-        assert r.returncode == 0, r.stderr
-    return r.stdout.strip()
-
-
-def logs(name: str) -> str:
-    """A container's output, both streams (the agent reports on stderr)."""
-    r = subprocess.run(["docker", "logs", "--tail", "60", name], capture_output=True, text=True, timeout=60)
-    return r.stdout + r.stderr
 
 
 def _cleanup():
@@ -66,24 +53,8 @@ def pod(tmp_path_factory, engine):
     docker("run", "-d", "--name", SITE, "-p", f"{gw}:{url_port}:80", "-p", f"{gw}:{aport}:{aport}",
            "-e", "SITECTL_SITE=reddit",  # as `sitectl k8s render` marks the site container
            "-v", f"{VOLUME}:/var/lib/sitectl", t.image(site))
-    docker("run", "-d", "--name", AGENT, f"--pid=container:{SITE}", f"--network=container:{SITE}",
-           "--cap-add", "SYS_ADMIN", "--cap-add", "SYS_PTRACE", "--security-opt", "apparmor=unconfined",
-           "-v", f"{VOLUME}:/var/lib/sitectl", "-v", f"{token}:/run/secrets/sitectl-token:ro",
-           "-e", "SITECTL_SNAPSHOTS_DIR=/var/lib/sitectl/agent/snapshots", AGENT_IMAGE,
-           "sitectl", "cluster", "agent", "--engine", "pod", "--sites", "reddit", "--instance", str(INSTANCE),
-           "--host", gw, "--namespace", "podtest", "--generation", "1", "--port", str(aport))
-    base = f"http://{gw}:{aport}"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"{base}/status", timeout=3).text == "Ready for duty!":
-                break
-        except requests.RequestException:
-            pass
-        assert docker("inspect", "-f", "{{.State.Running}}", AGENT) == "true", logs(AGENT)
-        time.sleep(2)
-    else:
-        pytest.fail("the sidecar agent never served: " + docker("logs", "--tail", "40", AGENT, check=False))
+    base = start_agent(AGENT, [f"--pid=container:{SITE}", f"--network=container:{SITE}"], VOLUME, token, "reddit",
+                       INSTANCE, gw, "podtest", aport, timeout=300)
     yield {"base": base, "token": "pod-test-token-0123456789abcdef"}
     _cleanup()
 

@@ -31,6 +31,7 @@ from sitectl.fleet.images import build_agent_image
 from sitectl.fleet.naming import agent_port
 from sitectl.fleet.spec import AGENT_IMAGE, ClusterSpec
 from sitectl.sites.containers import run_spec, service_spec
+from tests.fleet.sidecar import docker, start_agent
 
 pytestmark = pytest.mark.docker
 
@@ -40,18 +41,6 @@ VOLUMES = ("sitectl-podsvc-state", "sitectl-podsvc-mysql")
 TOKEN = "pod-services-token-0123456789abcdef"
 TABLES = "oc_t_item, oc_t_item_description, oc_t_item_comment, oc_t_user, oc_t_item_resource"
 SQL = ["mysql", "-N", "-uroot", "-ppassword", "osclass", "-e"]
-
-
-def docker(*args, check=True, timeout=600) -> str:
-    r = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
-    if check:
-        assert r.returncode == 0, r.stderr
-    return r.stdout.strip()
-
-
-def logs(name: str) -> str:
-    r = subprocess.run(["docker", "logs", "--tail", "60", name], capture_output=True, text=True, timeout=60)
-    return r.stdout + r.stderr
 
 
 def checksums() -> dict[str, str]:
@@ -144,31 +133,14 @@ def pod(tmp_path_factory, engine):
                web.image],
     })
     try:
-        docker("run", "-d", "--name", AGENT, *share,
-               "--cap-add", "SYS_ADMIN", "--cap-add", "SYS_PTRACE", "--security-opt", "apparmor=unconfined",
-               "-v", f"{VOLUMES[0]}:/var/lib/sitectl", "-v", f"{token}:/run/secrets/sitectl-token:ro",
-               "-e", "SITECTL_SNAPSHOTS_DIR=/var/lib/sitectl/agent/snapshots", AGENT_IMAGE,
-               "sitectl", "cluster", "agent", "--engine", "pod", "--sites", "classifieds", "--instance",
-               str(INSTANCE), "--host", gw, "--namespace", "podsvc", "--generation", "1", "--port", str(aport))
-        yield from _serve(gw, aport, url_port, kubelet)
+        base = start_agent(AGENT, share, VOLUMES[0], token, "classifieds", INSTANCE, gw, "podsvc", aport)
+        yield from _golden(base, url_port, gw, kubelet)
     finally:
         kubelet.stop()
         _cleanup()
 
 
-def _serve(gw: str, aport: int, url_port: int, kubelet: Kubelet):
-    base = f"http://{gw}:{aport}"
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"{base}/status", timeout=3).text == "Ready for duty!":
-                break
-        except requests.RequestException:
-            pass
-        assert docker("inspect", "-f", "{{.State.Running}}", AGENT) == "true", logs(AGENT)
-        time.sleep(2)
-    else:
-        pytest.fail("the sidecar agent never served: " + logs(AGENT))
+def _golden(base: str, url_port: int, gw: str, kubelet: Kubelet):
     # Golden as a reset leaves it (the agent's own `verify --deep` logged in since, and an
     # OSClass login writes the user's access date).
     r = requests.post(f"{base}/api/reset", json={"instance": INSTANCE}, headers={"Authorization": f"Bearer {TOKEN}"},
