@@ -6,7 +6,8 @@ Commands run inside the site container the way ``docker exec`` runs them: in the
 mount, UTS, IPC, network and PID namespaces (``setns(2)``), here through util-linux's
 ``nsenter(1)``, with the container's own environment (``/proc/PID/environ``). The sidecar needs
 ``CAP_SYS_ADMIN`` (setns) and ``CAP_SYS_PTRACE`` (another container's ``/proc/PID/root`` and
-``environ``). Files are copied through ``/proc/PID/root``.
+``environ``). Files are copied through ``/proc/PID/root``, one folder at a time without
+following a link (a link inside the container would resolve in the agent's own files).
 
 The site container is the one process whose parent is outside the shared PID namespace
 (parent pid 0), that lives in another mount namespace than the agent, that is not the pod's
@@ -34,6 +35,7 @@ import errno
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -156,8 +158,7 @@ def _empty_folder(pid: int, path: str, name: str) -> None:
     try:
         fd = _open_folder(pid, path)
     except OSError as e:
-        why = "a part of it is a link or not a folder" if e.errno in (errno.ENOTDIR, errno.ELOOP) else str(e)
-        raise EngineError(f"container {name}: cannot empty {path} for its re-creation: {why}") from None
+        raise EngineError(f"container {name}: cannot empty {path} for its re-creation: {_why(e)}") from None
     try:
         with os.scandir(fd) as it:
             entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
@@ -421,17 +422,78 @@ class PodEngine(Engine):
         return proc.returncode, out.decode(errors="replace")
 
     def copy_from(self, name: str, path: str, local: Path) -> None:
-        src = PROC / str(self._pid(name)) / "root" / path.lstrip("/")
+        """Copy ``path`` of container ``name`` into folder ``local`` (or to file ``local``), as
+        ``docker cp`` does, reaching it without following a link on the way (the container is
+        not trusted: a link would resolve in the agent's own file system).
+
+        Raises:
+            EngineError: a part of the path is missing, a link, or the copy failed.
+        """
         try:
-            (shutil.copytree(src, local / src.name, symlinks=True) if src.is_dir()
-             else shutil.copy2(src, local if local.is_dir() else local))
+            _copy_out(self._pid(name), path, local)
         except OSError as e:
-            raise EngineError(f"copy {name}:{path} failed: {e}") from None
+            raise EngineError(f"copy {name}:{path} failed: {_why(e)}") from None
 
     def copy_to(self, local: Path, name: str, path: str) -> None:
-        dst = PROC / str(self._pid(name)) / "root" / path.lstrip("/")
+        """Copy ``local`` to ``path`` of container ``name`` (into it when it is a folder), as
+        ``docker cp`` does, reaching it without following a link on the way.
+
+        Raises:
+            EngineError: a part of the path is missing, a link, or the copy failed.
+        """
         try:
-            (shutil.copytree(local, dst / local.name, symlinks=True, dirs_exist_ok=True) if local.is_dir()
-             else shutil.copy2(local, dst))
+            _copy_in(local, self._pid(name), path)
         except OSError as e:
-            raise EngineError(f"copy to {name}:{path} failed: {e}") from None
+            raise EngineError(f"copy to {name}:{path} failed: {_why(e)}") from None
+
+
+def _why(e: OSError) -> str:
+    return "a part of it is a link or not a folder" if e.errno in (errno.ENOTDIR, errno.ELOOP) else str(e)
+
+
+def _parent_and_name(path: str) -> tuple[str, str]:
+    parent, _, base = path.rstrip("/").rpartition("/")
+    if base in ("", ".", ".."):
+        raise OSError(errno.EINVAL, f"{path!r} names no file")
+    return parent or "/", base
+
+
+def _copy_out(pid: int, path: str, local: Path) -> None:
+    """:meth:`PodEngine.copy_from` on the container whose first process is ``pid``."""
+    parent, base = _parent_and_name(path)
+    fd = _open_folder(pid, parent)
+    try:
+        if stat.S_ISLNK(os.lstat(base, dir_fd=fd).st_mode):
+            raise OSError(errno.ELOOP, f"{path} is a link")
+        src = Path(f"/proc/self/fd/{fd}") / base
+        if src.is_dir():
+            shutil.copytree(src, local / base, symlinks=True)
+        else:
+            shutil.copy2(src, local / base if local.is_dir() else local)
+    finally:
+        os.close(fd)
+
+
+def _copy_in(local: Path, pid: int, path: str) -> None:
+    """:meth:`PodEngine.copy_to` on the container whose first process is ``pid``."""
+    try:
+        fd, base = _open_folder(pid, path), None  # an existing folder: copy into it
+    except OSError as e:
+        if e.errno not in (errno.ENOENT, errno.ENOTDIR):
+            raise
+        parent, base = _parent_and_name(path)
+        fd = _open_folder(pid, parent)
+    try:
+        if base is not None:
+            try:
+                if not stat.S_ISREG(os.lstat(base, dir_fd=fd).st_mode):
+                    raise OSError(errno.ELOOP, f"{path} exists and is not a plain file")
+            except FileNotFoundError:
+                pass
+        where = Path(f"/proc/self/fd/{fd}")
+        if local.is_dir():
+            shutil.copytree(local, where / (base or local.name), symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(local, where / (base or local.name))
+    finally:
+        os.close(fd)

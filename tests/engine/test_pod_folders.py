@@ -50,3 +50,31 @@ def test_the_working_directory_is_opened_inside_the_root(tree):
         assert os.path.samefile(f"/proc/self/fd/{fd}", tree / "data" / "sub")
     finally:
         os.close(fd)
+
+
+def test_copies_out_and_in_go_through_no_link(tree, tmp_path_factory):
+    """The snapshot archive's copies (PodEngine.copy_from / copy_to): a link on the way, or as
+    the file itself, is refused, never followed into the agent's own files."""
+    from sitectl.engine.pod import _copy_in, _copy_out
+
+    me = os.getpid()
+    out = tmp_path_factory.mktemp("out")
+    _copy_out(me, str(tree / "data" / "sub"), out)  # a folder: copied with its links as links
+    assert (out / "sub" / "deeper" / "f").read_text() == "x"
+    assert (out / "sub" / "file-link").is_symlink()
+    _copy_out(me, str(tree / "data" / ".hidden"), out)
+    assert (out / ".hidden").read_text() == "x"
+    (tree / "via").symlink_to(tree / "outside")
+    for hostile in (tree / "via" / "keep", tree / "data" / "link-to-outside", tree / "data" / "sub" / "file-link"):
+        with pytest.raises(OSError):
+            _copy_out(me, str(hostile), out)
+    # In: into a folder, to a new file; never through a link, never over one.
+    src = out / ".hidden"
+    _copy_in(src, me, str(tree / "data"))
+    _copy_in(src, me, str(tree / "data" / "new-name"))
+    assert (tree / "data" / "new-name").read_text() == "x"
+    for hostile in (tree / "via" / "new", tree / "data" / "link-to-outside" / "new", tree / "data" / "sub" / "file-link"):
+        with pytest.raises(OSError):
+            _copy_in(src, me, str(hostile))
+    assert sorted(p.name for p in (tree / "outside").iterdir()) == ["keep"]
+    assert (tree / "outside" / "keep").read_text() == "keep"
