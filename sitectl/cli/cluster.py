@@ -30,7 +30,7 @@ def fleet_options(f):
     f = click.option("--scale", type=click.Choice(["tiny", "full"]), default="tiny", show_default=True,
                      help="Replica scale.")(f)
     f = click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Replica seed.")(f)
-    f = click.option("--sites", default="", help="Sites each instance runs, e.g. reddit,shopping (default: all).")(f)
+    f = click.option("--sites", default=None, help="Sites each instance runs, e.g. reddit,shopping (default: all).")(f)
     f = click.option("--stack", default="mini", show_default=True,
                      help="Stack shipped in the agent image: mini or webarena.")(f)
     return f
@@ -45,7 +45,9 @@ def _spec(stack: str, sites: str, seed: int, scale: str, **kw):
         names = ", ".join(sorted(p.stem for p in STACKS_DIR.glob("*.yaml")))
         raise UsageError(f"--stack {stack!r}: a fleet runs a stack shipped in the agent image ({names}); "
                          "put another stack file into stacks/ and rebuild the image")
-    names = tuple(s.strip() for s in sites.split(",") if s.strip())
+    names = tuple(s.strip() for s in (sites or "").split(",") if s.strip())
+    if sites is not None and not names:
+        raise UsageError(f"--sites {sites!r}: name at least one site, or leave --sites out for all of them")
     spec = ClusterSpec(stack=stack, sites=names, seed=seed, scale=scale, **kw)
     t = spec.target(0, "localhost")
     spec.chosen_sites(t)  # unknown site names: UsageError naming them

@@ -129,6 +129,9 @@ def test_render_bad_input(tmp_path):
     assert code == 2 and "--out /proc/nope/m: cannot write" in res["error"], res
     code, res = cli("k8s", "render", "--instances", "1", "--out", "/tmp/x", "--sites", "nosuch", "--json")
     assert code == 2 and "unknown site 'nosuch'" in res["error"]
+    code, res = cli("k8s", "render", "--instances", "1", "--out", str(tmp_path / "m"), "--sites", " , ", "--json")
+    assert code == 2 and "--sites ' , ': name at least one site" in res["error"], res
+    assert not (tmp_path / "m").exists()
     code, res = cli("k8s", "render", "--instances", "0", "--out", "/tmp/x", "--json")
     assert code == 2 and "--instances" in str(res)  # click refuses it (0 is not in 1..50)
 
