@@ -50,23 +50,26 @@ PROC = Path("/proc")
 CONTAINER_WAIT = 360.0
 
 
-def _stat(pid: int) -> tuple[int, int] | None:
-    """(parent pid, start time) of ``pid``; None when it is gone."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (field 3, the state, first);
+    None when ``pid`` is gone."""
     try:
         text = (PROC / str(pid) / "stat").read_text()
     except OSError:
         return None
-    fields = text[text.rindex(")") + 2:].split()
-    return int(fields[1]), int(fields[19])
+    return text[text.rindex(")") + 2:].split()
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, start time) of ``pid``; None when it is gone."""
+    fields = _stat_fields(pid)
+    return None if fields is None else (int(fields[1]), int(fields[19]))
 
 
 def _state(pid: int) -> str | None:
-    """The state letter of ``pid`` (``/proc/PID/stat`` field 3: ``T`` stopped); None when gone."""
-    try:
-        text = (PROC / str(pid) / "stat").read_text()
-    except OSError:
-        return None
-    return text[text.rindex(")") + 2:].split()[0]
+    """The state letter of ``pid`` (``T``: stopped); None when it is gone."""
+    fields = _stat_fields(pid)
+    return None if fields is None else fields[0]
 
 
 def _mnt_ns(pid: int | str) -> str | None:

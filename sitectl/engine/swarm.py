@@ -94,14 +94,19 @@ class TaskEngine(DockerEngine):
     def _adopt(self, name: str, cid: str | None) -> None:
         self._adopted.set(name, cid)
 
-    def _task(self, name: str):
-        """The running task container of ``name``'s service (newest first), or None."""
+    def _listed(self, name: str, *states: str) -> list:
+        """The task containers of ``name``'s service on this node in ``states`` (default
+        ``running``): one ``docker ps``."""
         svc = self.services[name]
+        filters = [("label", f"{SERVICE_LABEL}={svc}"), *(("status", st) for st in states or ("running",))]
         try:
-            found = self.docker.container.list(filters=[("label", f"{SERVICE_LABEL}={svc}"), ("status", "running")])
+            return self.docker.container.list(filters=filters)
         except DockerException as e:
             raise EngineError(f"docker ps for service {svc} failed: {_one_line(e)}") from None
-        found = [c for c in found if c.id not in self._gone]
+
+    def _task(self, name: str):
+        """The running task container of ``name``'s service (newest first), or None."""
+        found = [c for c in self._listed(name) if c.id not in self._gone]
         if not found:
             self._names.pop(name, None)
             return None
@@ -144,13 +149,7 @@ class TaskEngine(DockerEngine):
         the old one restarted: same volumes, as Docker's restart policy on one host)."""
         if name not in self.services or name in self.kept:
             return False
-        svc = self.services[name]
-        try:
-            ids = [c.id for c in self.docker.container.list(filters=[("label", f"{SERVICE_LABEL}={svc}"),
-                                                                      ("status", "running")])]
-        except DockerException as e:
-            raise EngineError(f"docker ps for service {svc} failed: {_one_line(e)}") from None
-        return self._adopted.get(name) not in ids
+        return self._adopted.get(name) not in [c.id for c in self._listed(name)]
 
     def keeps_data_when_absent(self, name: str) -> bool:
         """True for a service container with ``persist`` volumes (named volumes of the stack)."""
@@ -250,15 +249,9 @@ class TaskEngine(DockerEngine):
         """The running task container of ``name``'s service, paused (frozen: it writes
         nothing, and Swarm, which sees it running, starts no other task meanwhile). A task
         already paused (by an agent that died while emptying) is taken as it is."""
-        svc = self.services[name]
         deadline = time.monotonic() + self.task_wait
         while time.monotonic() < deadline:
-            try:
-                found = [c for c in self.docker.container.list(filters=[("label", f"{SERVICE_LABEL}={svc}"),
-                                                                         ("status", "running"), ("status", "paused")])
-                         if c.id not in self._gone]
-            except DockerException as e:
-                raise EngineError(f"docker ps for service {svc} failed: {_one_line(e)}") from None
+            found = [c for c in self._listed(name, "running", "paused") if c.id not in self._gone]
             if found:
                 c = max(found, key=lambda c: c.created)
                 if c.state.paused:

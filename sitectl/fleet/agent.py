@@ -44,9 +44,9 @@ def pod_containers(target: Target, site: Site) -> dict[str, dict]:
     container and its service containers (image, labels, service key, ``persist`` paths)."""
     out = {target.container(site): {"image": target.image(site), "labels": target.labels(site)}}
     for k, v in site.services.items():
-        out[target.service_container(site, k)] = {
-            "image": target.image_ref(v.image), "labels": service_spec(target, site, k).labels, "service": k,
-            "persist": list(v.persist), "workdir": v.workdir, "pod_container": pod_container(k)}
+        spec = service_spec(target, site, k)
+        out[spec.name] = {"image": spec.image, "labels": spec.labels, "service": k, "persist": list(v.persist),
+                          "workdir": v.workdir, "pod_container": pod_container(k)}
     return out
 
 
