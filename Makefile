@@ -44,7 +44,7 @@ busybox:
 
 # WebArena's and BrowserGym's own clients, unmodified, in their own venv (libwebarena pulls
 # transformers & co.; browsergym-webarena 0.14.3 pins libwebarena 0.0.4 and Playwright 1.44),
-# and a Playwright 1.44 browsers folder whose chromium is Debian's (a two-line script).
+# and a Playwright 1.44 browsers folder whose chromium is Debian's (scripts/playwright-chromium.sh).
 WEBARENA_VENV := .venv-webarena
 WEBARENA_PKGS := libwebarena==0.0.4 browsergym-webarena==0.14.3 playwright==1.44.0
 WEBARENA_STAMP := $(WEBARENA_VENV)/.installed-bgwa-0.14.3
@@ -55,10 +55,8 @@ $(WEBARENA_STAMP):
 	$(WEBARENA_VENV)/bin/pip install -q $(WEBARENA_PKGS)
 	@touch $@
 
-$(PW_CHROME):
-	mkdir -p $(dir $(PW_CHROME))
-	printf '#!/bin/sh\nexec /usr/lib/chromium/chromium --no-sandbox "$$@"\n' > $(PW_CHROME)
-	chmod +x $(PW_CHROME)
+$(PW_CHROME): scripts/playwright-chromium.sh
+	install -D -m 755 $< $@
 
 # browsergym.webarena looks up NLTK's punkt_tab on import and downloads it when missing (no
 # download works here): scripts/make-punkt-tab.py trains one from local English text.

@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PY = ROOT / ".venv-family/bin/python"
 
 SETUP = """
-import json, sys
+import faulthandler, json, sys, time
+faulthandler.dump_traceback_later(int(sys.argv[2]), exit=True)  # a hang ends with every thread's stack
 from playwright.sync_api import sync_playwright
 from browsergym.webarena.instance import WebArenaInstance
 from browsergym.webarenalite.task import WebArenaLiteTask
@@ -43,6 +44,7 @@ out = {}
 with sync_playwright() as pw:
     browser = pw.chromium.launch(headless=True)
     for kind, tid in json.loads(sys.argv[1]):
+        print("setting up", kind, tid, time.monotonic(), file=sys.stderr, flush=True)
         ctx = browser.new_context()
         task = (WebArenaLiteTask if kind == "lite" else WebArenaVerifiedTask)(seed=0, task_id=tid)
         task.setup(ctx.new_page())
@@ -64,7 +66,7 @@ def test_lite_and_verified_clients_log_in_and_open_their_start_urls(mini):
     assert PY.exists(), "`make test` makes .venv-family (browsergym-webarenalite, browsergym-webarena-verified)"
     env = {**os.environ, **env_vars(mini, "browsergym"), "PLAYWRIGHT_BROWSERS_PATH": str(ROOT / ".cache/pw-browsers"),
            "NLTK_DATA": str(ROOT / ".cache/nltk_data")}
-    p = subprocess.run([str(PY), "-c", SETUP, json.dumps(TASKS)], env=env, capture_output=True, text=True, timeout=1200)
+    p = subprocess.run([str(PY), "-c", SETUP, json.dumps(TASKS), "300"], env=env, capture_output=True, text=True, timeout=400)
     assert p.returncode == 0, p.stderr[-3000:]
     got = json.loads(p.stdout.strip().splitlines()[-1])
     assert sorted(got) == sorted(f"{k}:{t}" for k, t in TASKS)

@@ -5,8 +5,8 @@ WebArena's `browser_env/auto_login.py` (PyPI `libwebarena` 0.0.4, unmodified, in
 the forms by label, placeholder, test id and button name, and its own expiry checks (asserted
 inside its `main()`) pass. Then its `is_expired` judges the files `sitectl login` wrote: every
 site of every file is logged in. The browser is Debian's Chromium, reached through a
-`PLAYWRIGHT_BROWSERS_PATH` folder whose expected executable is a two-line script (no browser
-download works here; `make test` writes it)."""
+`PLAYWRIGHT_BROWSERS_PATH` folder whose expected executable is `scripts/playwright-chromium.sh`
+(no browser download works here; `make test` installs it there)."""
 from __future__ import annotations
 
 import json
