@@ -20,6 +20,7 @@ import json
 import tempfile
 from pathlib import Path
 
+from sitectl import snapshots
 from sitectl.engine import DockerEngine
 from sitectl.engine.recorded import running_target
 from sitectl.errors import LoginsFailed, UsageError
@@ -31,6 +32,7 @@ from sitectl.ops.prepare import prepare
 from sitectl.ops.reset import reset
 from sitectl.progress import QUIET, Reporter
 from sitectl.stack.target import Target
+from sitectl.stores.base import DiffLimits
 
 
 class Environment:
@@ -98,6 +100,26 @@ class Environment:
         "results": [...], "state": [...] (deep)}``; never raises on a failed probe."""
 
         return checks.verify_report(self.target, self._sites(sites), self.engine, deep, reporter=self.reporter)
+
+    def diff(self, sites: list[str] | None = None, since: str = snapshots.GOLDEN,
+             limits: DiffLimits | None = None) -> dict:
+        """What changed in ``sites`` (a name or names; default: every site with state stores that
+        snapshot ``since`` covers) since snapshot ``since``:
+        per store, rows inserted, updated (changed columns' old and new values) and deleted by
+        key, schema changes, files added, removed or changed (type, size, SHA-256) and Redis keys.
+        Reads only. Returns the JSON of docs/diff.md (``format`` 1); ``limits`` caps what is
+        listed (:class:`sitectl.stores.base.DiffLimits`: 100 rows a table, 256-character values).
+
+        Raises:
+            sitectl.errors.UsageError: no snapshot ``since`` or an unknown site.
+            sitectl.errors.DiffUnavailable: a site's change log follows another snapshot (the
+                message says how to start it from ``since`` again).
+            sitectl.errors.StoreError: a query or command failed.
+        """
+
+        if isinstance(sites, str):
+            sites = [sites]
+        return snapshots.diff(self.target, self._sites(sites), self.engine, since, limits, named=bool(sites))
 
     # -- what a harness reads ------------------------------------------------------------------
     @property

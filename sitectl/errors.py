@@ -188,6 +188,11 @@ class JobsPauseFailed(StoreError):
     not make them pause). Not escalated."""
 
 
+class DiffUnavailable(StoreError):
+    """A site's change log is not relative to the snapshot a diff was asked against (the log
+    follows the last snapshot taken or restored in full), so no exact diff can be read."""
+
+
 class LocatorError(SitectlError):
     """A locator could not read what it was asked for (site answered an error, no such row)."""
 

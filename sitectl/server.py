@@ -16,12 +16,14 @@ Two faces on one port (stdlib ``ThreadingHTTPServer``, one thread per request):
   WebArena and BrowserGym variables and its own ``WA_FULL_RESET``; 503 when none is free);
   ``GET /api/leases/<id>`` (the lease now: after a cluster failover, its new instance and
   URLs); ``POST /api/leases/<id>/heartbeat``; ``DELETE /api/leases/<id>`` (release: the instance is
-  reset before it is leased again).
+  reset before it is leased again; ``?diff=1``: the body also holds the episode's diff, read
+  before the reset, docs/diff.md).
 
 Every request that changes something, and the status API, needs the token:
 ``Authorization: Bearer <token>`` or the path prefix ``/t/<token>/`` (so
 ``WA_FULL_RESET=http://host:port/t/<token>`` works with BrowserGym's unmodified client). A
-lease's holder resets and polls its own instance at ``/l/<lease id>/reset`` and ``/status``
+lease's holder resets and polls its own instance at ``/l/<lease id>/reset`` and ``/status``,
+and reads what changed in it since golden at ``/l/<lease id>/diff``
 (the lease id is its credential: the server token is never handed out), and a leased instance
 is reset only through its lease. Tokens are compared in constant time (``hmac.compare_digest``)
 and never logged (``redact``: ``/t/***/``, query values ``***``, lease ids as ``/l/AbCdEf.../``).
@@ -36,9 +38,9 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
-from sitectl.errors import SitectlError
+from sitectl.errors import DiffUnavailable, SitectlError
 from sitectl.ops.envvars import env_vars
 from sitectl.ops.pool import LeaseError, Pool
 
@@ -46,7 +48,7 @@ READY = "Ready for duty!"
 ONGOING = "Reset ongoing"
 _TOKEN_PATH = re.compile(r"^/t/([^/]+)(/.*)\Z")
 _INSTANCE_PATH = re.compile(r"^/i/(\d{1,2})(/(?:reset|status))\Z")
-_LEASE_PATH = re.compile(r"^/l/([A-Za-z0-9_-]{1,64})(/(?:reset|status))\Z")
+_LEASE_PATH = re.compile(r"^/l/([A-Za-z0-9_-]{1,64})(/(?:reset|status|diff))\Z")
 MAX_BODY = 64 * 1024
 #: Seconds a client has to send one whole request (line, headers and body); then it is cut off.
 REQUEST_DEADLINE = 15.0
@@ -311,6 +313,8 @@ class Handler(BaseHTTPRequestHandler):
             except LeaseError:
                 return self._send(404, "unknown or ended lease")
             inst, sub, lease_id, authed = lease.instance, lm.group(2), lease.id, True
+        if sub == "/diff" and lease_id is not None:  # the lease's holder reads what its episode changed
+            return self._diff(lease_id)
         if sub == "/reset":
             if not authed:
                 return self._deny()
@@ -400,11 +404,28 @@ class Handler(BaseHTTPRequestHandler):
         m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})\Z", path)
         if not m:
             return self._send(404, {"error": f"no such endpoint: DELETE {path}"})
+        changed = None
+        if parse_qs(urlsplit(self.path).query).get("diff") == ["1"]:  # the episode's diff, read before its reset
+            try:
+                changed = self.server.pool.diff(m.group(1))
+            except LeaseError as e:
+                return self._send(404, {"error": str(e)})
+            except SitectlError as e:  # the lease ends all the same: its instance is reset
+                changed = {"error": str(e)}
         try:
             inst = self.server.pool.release(m.group(1))
         except LeaseError as e:
             return self._send(404, {"error": str(e)})
-        return self._send(200, {"released": True, "instance": inst, "state": "resetting"})
+        body = {"released": True, "instance": inst, "state": "resetting"}
+        return self._send(200, body if changed is None else {**body, "diff": changed})
+
+    def _diff(self, lease_id: str) -> bool:
+        try:
+            return self._send(200, self.server.pool.diff(lease_id))
+        except LeaseError:
+            return self._send(404, {"error": "unknown or ended lease"})
+        except SitectlError as e:
+            return self._send(409 if isinstance(e, DiffUnavailable) else 500, {"error": str(e)})
 
     def _lease_body(self, lease) -> dict:
         t = self.server.pool.slot(lease.instance).target

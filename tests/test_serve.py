@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import threading
+import uuid
 
 import pytest
 import requests
@@ -201,6 +202,32 @@ def test_two_clients_leasing_at_once_never_share_an_instance(server):
     # Every endpoint the lease went through (reset, status, heartbeat, release): logged, never in full.
     log = server.logbuf.getvalue()
     assert f"/api/leases/{mine['lease'][:6]}.../heartbeat" in log and mine["lease"] not in log and TOKEN not in log
+
+
+def test_a_lease_reads_what_its_episode_changed_and_gets_it_on_release(server):
+    """`GET /l/<lease>/diff` (the lease id is the credential) and `DELETE /api/leases/<id>?diff=1`
+    give what changed in the leased instance since golden (docs/diff.md), read before the reset."""
+    leases = [requests.post(f"{server.base}/api/leases", json={"client": f"d{i}", "ttl": 120}, headers=auth(),
+                            timeout=30).json() for i in range(2)]
+    mine = next(b for b in leases if b["instance"] == SECOND)
+    other = next(b for b in leases if b["instance"] != SECOND)
+    title = "episode " + uuid.uuid4().hex[:8]
+    postmill.create_post("http://127.0.0.1:10199", "sitectl_trusted", "sitectl1234", "books", title)
+
+    def titles(d: dict) -> list[str]:
+        (site,) = d["sites"]
+        return [row["values"]["title"] for st in site["stores"] for t in st.get("tables", [])
+                if t["table"] == "public.submissions" for row in t["inserted"]]
+
+    r = requests.get(f"{mine['reset_url']}/diff", timeout=60)
+    assert r.status_code == 200 and r.json()["since"] == "golden" and titles(r.json()) == [title], r.text
+    r = requests.delete(f"{server.base}/api/leases/{mine['lease']}?diff=1", headers=auth(), timeout=60)
+    assert r.status_code == 200 and r.json()["state"] == "resetting" and titles(r.json()["diff"]) == [title], r.text
+    assert requests.get(f"{mine['reset_url']}/diff", timeout=10).status_code == 404
+    assert requests.delete(f"{server.base}/api/leases/{other['lease']}", headers=auth(), timeout=10).status_code == 200
+    assert server.pool.wait(SECOND, 120)
+    log = server.logbuf.getvalue()
+    assert f"/l/{mine['lease'][:6]}.../diff" in log and mine["lease"] not in log
 
 
 def test_missed_heartbeat_resets_and_returns_the_instance(server):

@@ -3,7 +3,7 @@ clear message on stderr (and ``{"error": ...}`` on stdout with ``--json``).
 
 This module holds ``main``, the table of every command (:data:`COMMANDS`) and ``run()``; each
 command group has its module (``lifecycle``, ``checks``, ``env``, ``login``, ``serve``,
-``snapshot``, ``images``, ``tasks``, ``cluster``), the shared plumbing is
+``snapshot``, ``diff``, ``images``, ``tasks``, ``cluster``), the shared plumbing is
 :mod:`sitectl.cli.common`. ``main`` is lazy (harnesses run the CLI in loops): ``sitectl --help``
 imports no command module, ``sitectl CMD`` only CMD's.
 """
@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "build": ("lifecycle", "build", "Build the images the stack builds itself (the mini replicas)."),
     "cluster": ("cluster", "cluster",
                 "A fleet of instances on a Docker Swarm: deploy, status, push-images, rm (docs/cluster.md)."),
+    "diff": ("diff", "diff", "What changed since a snapshot: rows (with their changed values), files, Redis keys."),
     "doctor": ("checks", "doctor", "Check that each site's container offers what its stack file and stores assume."),
     "down": ("lifecycle", "down", "Remove the instance's containers and network."),
     "env": ("env", "env", "Print the sites' environment variables (WebArena, BrowserGym or .env format)."),

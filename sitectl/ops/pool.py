@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from sitectl import snapshots
 from sitectl.engine import Engine
 from sitectl.errors import LeaseError, SitectlError
 from sitectl.ops import checks, lease_record
@@ -236,6 +237,17 @@ class Pool:
         """
         with self._lock:
             return self._lease(lease_id)
+
+    def diff(self, lease_id: str) -> dict:
+        """What changed in lease ``lease_id``'s instance since golden (its reset sites; the JSON
+        of :func:`sitectl.snapshots.diff`, docs/diff.md). Reads only; the lease stays.
+
+        Raises:
+            LeaseError: unknown or ended lease.
+            DiffUnavailable, StoreError: as :func:`sitectl.snapshots.diff`.
+        """
+        slot = self.slots[self.lease(lease_id).instance]
+        return snapshots.diff(slot.target, slot.target.stack.reset_sites(slot.sites), self.engine)
 
     def leased(self, instance: int) -> Lease | None:
         """The lease holding ``instance``, if any."""

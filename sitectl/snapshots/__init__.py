@@ -9,6 +9,7 @@ One module a job:
   an interrupted one;
 * :mod:`~sitectl.snapshots.journal`: the instance lock and the reset journal;
 * :mod:`~sitectl.snapshots.verify`: ``verify --deep``;
+* :mod:`~sitectl.snapshots.diff`: ``sitectl diff``, what changed since a snapshot;
 * :mod:`~sitectl.snapshots.archive`: ``snapshot export`` and ``import``;
 * :mod:`~sitectl.snapshots.containers`: bringing a site up so that its manifests stay true.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from sitectl.snapshots.archive import export, import_
 from sitectl.snapshots.containers import bring_up
+from sitectl.snapshots.diff import diff
 from sitectl.snapshots.manifest import (
                                         GOLDEN,
                                         forget_sites,
@@ -31,6 +33,6 @@ from sitectl.snapshots.reset import SiteReset, recover, recover_pending, reset, 
 from sitectl.snapshots.take import create, delete, leftovers, prune, snapshot_site
 from sitectl.snapshots.verify import verify_deep
 
-__all__ = ["GOLDEN", "SiteReset", "bring_up", "create", "delete", "export", "forget_sites", "import_",
+__all__ = ["GOLDEN", "SiteReset", "bring_up", "create", "delete", "diff", "export", "forget_sites", "import_",
            "leftovers", "list_snapshots", "prune", "manifest_path", "read_manifest", "recover", "recover_pending", "reset", "reset_site",
            "snapshot_site", "verify_deep", "write_manifest"]

@@ -11,6 +11,7 @@ name), so a restore is a server-side copy and the application keeps running.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -78,6 +79,57 @@ class Changes:
         return bool(self.items)
 
 
+@dataclass(frozen=True)
+class DiffLimits:
+    """How much of a change a diff lists (``sitectl diff``; the JSON schema is in docs/diff.md).
+
+    Attributes:
+        rows: rows listed per table (the count is always given; the keys listed are the first
+            in key order).
+        value_chars: characters of one value shown; a longer value is replaced by
+            ``{"cut": first value_chars characters, "length": characters, "sha256": of its
+            UTF-8}``.
+        entries: files or keys listed per store.
+    """
+
+    rows: int = 100
+    value_chars: int = 256
+    entries: int = 1000
+
+
+def capped(value, limits: DiffLimits):
+    """``value`` (a JSON scalar read from a store) as a diff shows it: unchanged, or, a string
+    longer than ``limits.value_chars``, ``{"cut", "length", "sha256"}``."""
+    if isinstance(value, str) and len(value) > limits.value_chars:
+        return {"cut": value[:limits.value_chars], "length": len(value),
+                "sha256": hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()}
+    return value
+
+
+def row_changes(key_columns: list[str], pairs: list[tuple[list, dict | None, dict | None]],
+                limits: DiffLimits) -> dict[str, list]:
+    """Rows of one table as a diff lists them, from ``(key values, row then, row now)`` (a row
+    as ``{column: value}``, None where absent): ``inserted`` and ``deleted`` with every value,
+    ``updated`` with the columns whose values differ (``{"old", "new"}``). A key whose row is
+    the same then and now (written and written back), or absent both times (inserted and
+    deleted again), is left out."""
+    out: dict[str, list] = {"inserted": [], "updated": [], "deleted": []}
+    for key, then, now in pairs:
+        k = dict(zip(key_columns, key))
+        if then is None and now is None:
+            continue
+        if then is None:
+            out["inserted"].append({"key": k, "values": {c: capped(v, limits) for c, v in now.items()}})
+        elif now is None:
+            out["deleted"].append({"key": k, "values": {c: capped(v, limits) for c, v in then.items()}})
+        else:
+            cols = {c: {"old": capped(then.get(c), limits), "new": capped(now.get(c), limits)}
+                    for c in sorted(set(then) | set(now)) if then.get(c) != now.get(c)}
+            if cols:
+                out["updated"].append({"key": k, "columns": cols})
+    return out
+
+
 class Store(ABC):
     """One state store of one site.
 
@@ -134,6 +186,16 @@ class Store(ABC):
         changed (a row's table and key, a file's path), not counts: a later detection holding a
         mark this one lacks found something written after it. This default uses the items."""
         return set(changes.items)
+
+    def diff(self, name: str, changes: Changes, limits: DiffLimits) -> dict:
+        """What ``changes`` (this store's detection against snapshot ``name``) found, in the
+        terms of docs/diff.md: this default gives the changed items only (``{"items": [...]}``);
+        the SQL, files and Redis stores add rows, files and keys with their values.
+
+        Raises:
+            StoreError: a query or command failed.
+        """
+        return {"items": list(changes.items)}
 
     @abstractmethod
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from sitectl.errors import StoreError
 from sitectl.stores import files_helper, files_sh
-from sitectl.stores.base import LIST_NAMES_SH, Changes, Store, valid_names
+from sitectl.stores.base import LIST_NAMES_SH, Changes, DiffLimits, Store, valid_names
 from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_lines
 
 ROOT = "/var/lib/sitectl/snapshots/files"
@@ -234,6 +234,36 @@ def _parse_listing(records: list[str]) -> dict[str, tuple]:
     return out
 
 
+#: ``sh -c`` script of a diff: for each argument (a path relative to both folders, escaped as
+#: :func:`_arg` does), one line per folder ("$1" live, "$2" the snapshot's copy): ``f SIZE SHA256``
+#: of a regular file, ``l`` a symbolic link (not followed), ``d`` a folder, ``o`` anything else,
+#: ``-`` nothing there. Only regular files are read, and only the entries a diff lists.
+DIFF_STAT_SH = r"""live=$1; gold=$2; shift 2
+for a; do
+  rel=$(printf '%bx' "$a"); rel=${rel%x}
+  for side in "$live" "$gold"; do
+    f="$side${rel:+/$rel}"
+    if [ -h "$f" ]; then echo l
+    elif [ -f "$f" ]; then printf 'f %s %s\n' "$(wc -c < "$f" | tr -d ' ')" "$(sha256sum < "$f" | cut -d ' ' -f 1)"
+    elif [ -d "$f" ]; then echo d
+    elif [ -e "$f" ]; then echo o
+    else echo -
+    fi
+  done
+done"""
+
+
+def _side(line: str) -> dict | None:
+    """A line of :data:`DIFF_STAT_SH` as a diff entry's ``now`` or ``was`` (None: absent)."""
+    parts = line.split()
+    kind = {"f": "file", "l": "link", "d": "folder", "o": "other"}.get(parts[0] if parts else "-")
+    if kind is None:
+        return None
+    if kind == "file" and len(parts) == 3 and parts[1].isdigit():
+        return {"type": kind, "size": int(parts[1]), "sha256": parts[2]}
+    return {"type": kind}
+
+
 class FilesStore(Store):
     """Folders inside one container.
 
@@ -334,6 +364,29 @@ class FilesStore(Store):
                 items += [f"file {p}/{shown(r)} (added)" for r in added]
                 items += [f"folder {p}/{shown(r)} (metadata)" for r in dirs if not changed and not added]
         return Changes(sorted(items), detail)
+
+    def diff(self, name: str, changes: Changes, limits: DiffLimits) -> dict:
+        """Files and folders added, removed or changed since snapshot ``name`` (docs/diff.md):
+        each with what is there now and what the snapshot holds (type; a regular file's size
+        in bytes and SHA-256), read inside the container (links are not followed; only the
+        first ``limits.entries`` entries per store are read). ``metadata``: a folder whose own
+        mode, owner or time changed."""
+        entries, total = [], 0
+        for i, det in sorted((changes.detail or {}).items()):
+            p = self.paths[int(i)]
+            todo = ([(r, "changed") for r in det["changed"]] + [(r, "added") for r in det["added"]]
+                    + [(r, "metadata") for r in det["dirs"]])
+            total += len(todo)
+            todo = todo[:max(0, limits.entries - len(entries))]
+            lines: list[str] = []
+            for chunk in budget_chunks([_arg(r) for r, _ in todo], 60_000):
+                lines += out_lines(self.transport.run(["sh", "-c", DIFF_STAT_SH, "sh", p, self._snap(name, int(i)), *chunk],
+                                                      f"read changed files of {p}", timeout=300))
+            for j, (rel, kind) in enumerate(todo):
+                now, was = (_side(x) for x in lines[2 * j:2 * j + 2]) if len(lines) >= 2 * j + 2 else (None, None)
+                change = "removed" if kind == "changed" and now is None else kind
+                entries.append({"path": f"{p}/{shown(rel)}" if rel else p, "change": change, "now": now, "was": was})
+        return {"items": list(changes.items), "files": entries, "truncated": total > len(entries)}
 
     def change_marks(self, changes: Changes) -> set[str]:
         # A path, whether changed, added or only its metadata: the same entry written again

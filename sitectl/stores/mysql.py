@@ -35,7 +35,7 @@ import re
 
 from sitectl.errors import StoreError
 from sitectl.stores import cascades
-from sitectl.stores.base import Changes, Store, hex_names
+from sitectl.stores.base import Changes, DiffLimits, Store, hex_names, row_changes
 from sitectl.stores.literals import m_value, q_ident
 from sitectl.stores.sql import SQL_BUDGET, TRACK_DB_NAME, SqlResult, SqlSession, take_when_quiet
 from sitectl.stores.transport import budget_chunks
@@ -122,6 +122,12 @@ MAX_TRIGGER_BYTES = 90_000
 #: Every trigger sitectl puts on a table: after insert, update, delete (the row's own key) and
 #: before delete, update (the rows foreign-key actions will change, :mod:`sitectl.stores.cascades`).
 TRIGGER_EVENTS = ("i", "u", "d", "bd", "bu")
+
+
+def _key_order(key):
+    """Sort key of a logged primary key (a JSON array): numbers before text, numbers by value."""
+    vals = key if isinstance(key, list) else [key]
+    return [(0, v, "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0, str(v)) for v in vals]
 
 
 class MysqlStore(Store):
@@ -634,6 +640,80 @@ class MysqlStore(Store):
         rows = {f"table {t} ({len(ks)} rows)" for t, ks in keys.items()}
         return ({i for i in changes.items if i not in rows}
                 | {f"row {t}\t{k}" for t, ks in keys.items() for k in ks})
+
+    #: Column types whose values a diff shows as ``0x`` + hex (bytes, not text).
+    BINARY_TYPES = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "bit", "geometry", "point",
+                    "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection"}
+
+    def diff(self, name: str, changes: Changes, limits: DiffLimits) -> dict:
+        """The changed rows of each logged table, read from the live table and from snapshot
+        ``name``'s copy by the logged primary keys (docs/diff.md); tables rebuilt, dropped,
+        created or altered, the schema objects and the AUTO_INCREMENT counters as schema
+        changes. Values as ``JSON_OBJECT`` gives them; binary columns as ``0x`` + hex."""
+        d = changes.detail
+        schema = ([{"table": t, "change": "rebuilt, dropped or altered"} for t in d.get("rebuild", [])]
+                  + [{"table": t, "change": "created"} for t in d.get("extra", [])]
+                  + ([{"objects": "views, functions, procedures or events changed"}] if d.get("objects") else []))
+        out = {"items": list(changes.items), "schema": schema, "auto_increment": list(d.get("autoinc", [])),
+               "tables": []}
+        keys = d.get("keys") or {}
+        if not keys:
+            return out
+        # The logged keys again, through a utf8mb4 session: the detection's session (the mysql
+        # client's default, utf8mb3) reads a 4-byte character of a key as "?".
+        again: dict[str, list[str]] = {}
+        for t, k in self.sql(f"SET NAMES utf8mb4; SELECT tbl, pk FROM {TRACK_DB}.changes WHERE tbl IN "
+                             f"({','.join(m_value(t) for t in keys)})", "read the change log"):
+            again.setdefault(t, []).append(k)
+        keys = {t: again.get(t, ks) for t, ks in keys.items()}
+        pk = d.get("pk") or self._pk(self.snap_db(name))
+        cols: dict[str, list[tuple[str, str]]] = {}
+        for t, c, typ in self.sql(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema="
+                f"{m_value(self.db)} AND table_name IN ({','.join(m_value(t) for t in keys)}) "
+                "ORDER BY table_name, ordinal_position", "read columns"):
+            cols.setdefault(t, []).append((c, typ.lower()))
+        queries, listed = [], {}
+        for t in sorted(keys):
+            entry = {"table": t, "key_columns": pk.get(t, []), "rows_logged": len(keys[t])}
+            out["tables"].append(entry)
+            try:  # decimals as their exact text, in the keys as in the values
+                logged = sorted((json.loads(k, parse_float=str) for k in keys[t] if k != ""), key=_key_order)
+            except ValueError:
+                logged = None
+            if not pk.get(t) or logged is None or "" in keys[t] or t not in cols:
+                entry["rows"] = "not listed: the table has no primary key"
+                continue
+            logged = [v for v in logged if isinstance(v, list) and len(v) == len(pk[t])][:limits.rows]
+            listed[t] = logged
+            obj = "JSON_OBJECT(" + ", ".join(
+                f"{m_value(c)}, " + (f"CONCAT('0x', HEX({q_ident(c)}))" if typ in self.BINARY_TYPES else q_ident(c))
+                for c, typ in cols[t]) + ")"
+            key = "JSON_ARRAY(" + ", ".join(q_ident(c) for c in pk[t]) + ")"
+            # The keys in batches, each statement well under the budget of one SQL text.
+            batch: list[str] = []
+            for i, v in enumerate(logged):
+                batch.append("(" + " AND ".join(f"{q_ident(c)}={m_value(x)}" for c, x in zip(pk[t], v)) + ")")
+                if i + 1 == len(logged) or sum(len(b) for b in batch) > SQL_BUDGET // 3:
+                    where = " OR ".join(batch)
+                    queries.append(f"SELECT 'L', {m_value(t)}, {key}, {obj} FROM {q_ident(self.db)}.{q_ident(t)} "
+                                   f"WHERE {where} UNION ALL SELECT 'G', {m_value(t)}, {key}, {obj} FROM "
+                                   f"{q_ident(self.snap_db(name))}.{q_ident(t)} WHERE {where};")
+                    batch = []
+        got: dict[tuple[str, str, str], dict] = {}
+        for chunk in budget_chunks(queries, SQL_BUDGET - 100):
+            # utf8mb4: the keys' literals and the rows' text are sent as written (the mysql
+            # client's default, utf8mb3, turns a 4-byte character into "?").
+            for side, t, k, row in self.sql("SET NAMES utf8mb4;\n" + "\n".join(chunk), f"read changed rows against {name}"):
+                got[(side, t, json.dumps(json.loads(k, parse_float=str)))] = json.loads(row, parse_float=str)
+        for entry in out["tables"]:
+            t = entry["table"]
+            if t not in listed:
+                continue
+            pairs = [(v, got.get(("G", t, json.dumps(v))), got.get(("L", t, json.dumps(v)))) for v in listed[t]]
+            entry.update(row_changes(pk[t], pairs, limits))
+            entry["truncated"] = len(keys[t]) > len(listed[t])
+        return out
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         # A missing snapshot makes the change detection fail, which asks for the full path;

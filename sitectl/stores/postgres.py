@@ -45,9 +45,10 @@ import json
 import uuid
 
 from sitectl.errors import StoreError
-from sitectl.stores.base import Changes, Store, hex_names
+from sitectl.stores.base import Changes, DiffLimits, Store, hex_names, row_changes
 from sitectl.stores.literals import pg_value
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, retry_deadlocks, take_when_quiet
+from sitectl.stores.transport import budget_chunks
 
 #: Layout of a snapshot schema and of the tracking; a snapshot of another format is refused
 #: with the next step (take it again).
@@ -723,6 +724,61 @@ class PostgresStore(Store):
         counts = {f"table {t} ({n} rows)" for t, n in (changes.detail.get("keys") or {}).items() if t in rows}
         return ({i for i in changes.items if i not in counts}
                 | {f"row {t}\t{k}" for t, ks in rows.items() for k in ks})
+
+    def diff(self, name: str, changes: Changes, limits: DiffLimits) -> dict:
+        """The changed rows of each logged table (partitions by leaf), read from the live table
+        and from snapshot ``name``'s copy by the logged primary keys, each row as ``to_jsonb``
+        gives it (docs/diff.md); objects created, dropped or changed and sequences moved as
+        schema changes. A table whose TRUNCATE was logged, or without a primary key, gets its
+        count of logged keys only."""
+        d = changes.detail
+        schema = [{"object": o, "change": "changed"} for o in d.get("ddl", [])]
+        out = {"items": list(changes.items), "schema": schema, "sequences": list(d.get("sequences", [])), "tables": []}
+        s = self.snap_schema(name)
+        selects, listed = [], set()
+        for tbl in sorted(d.get("keys") or {}):
+            info = (d.get("pk") or {}).get(tbl) or {"pk": [], "cols": []}
+            entry = {"table": tbl, "key_columns": [c for c, _ in info["pk"]], "rows_logged": d["keys"][tbl]}
+            out["tables"].append(entry)
+            if not info["pk"] or tbl in d.get("whole", []):
+                entry["rows"] = ("not listed: the table has no primary key" if not info["pk"]
+                                 else "not listed: a TRUNCATE was logged")
+                continue
+            listed.add(tbl)
+            names = [_ident(c) for c, _ in info["pk"]]
+            copy = [_copy_col(c, info["cols"]) for c, _ in info["pk"]]
+            match = " AND ".join(f"x.{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(names, info["pk"])))
+            cmatch = " AND ".join(f"{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(copy, info["pk"])))
+            if info["cols"]:
+                live_cols = ", ".join(f"x.{_ident(c)}" for c, _ in info["cols"])
+                copy_cols = ", ".join(f"{_copy_col(c, info['cols'])} AS {_ident(c)}" for c, _ in info["cols"])
+            else:
+                live_cols = copy_cols = "x.*"
+            # The count is read with the keys (one statement, one view of the log).
+            selects.append(
+                f"SELECT to_json({pg_value(tbl)}::text)::text, k.pk::text, "
+                f"(SELECT count(*) FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null')::text, "
+                f"COALESCE((SELECT to_jsonb(r)::text FROM (SELECT {live_cols} FROM ONLY {tbl} x WHERE {match} LIMIT 1) r), '-'), "
+                f"COALESCE((SELECT to_jsonb(r)::text FROM (SELECT {copy_cols} FROM {s}.{_qname(tbl)} x WHERE {cmatch} LIMIT 1) r), '-') "
+                f"FROM (SELECT pk FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null' "
+                f"ORDER BY pk LIMIT {int(limits.rows)}) k")
+        got: dict[str, list] = {}
+        counts: dict[str, int] = {}
+        for chunk in budget_chunks(selects, SQL_BUDGET - 100):
+            for tbl, key, count, now, then in self.sql(" UNION ALL ".join(chunk) + ";",
+                                                       f"read changed rows against {name}"):
+                counts[json.loads(tbl)] = int(count)
+                # numeric values as their exact text (a float would round them)
+                got.setdefault(json.loads(tbl), []).append((
+                    json.loads(key, parse_float=str), None if then == "-" else json.loads(then, parse_float=str),
+                    None if now == "-" else json.loads(now, parse_float=str)))
+        for entry in out["tables"]:
+            if entry["table"] in listed:
+                pairs = got.get(entry["table"], [])
+                entry["rows_logged"] = counts.get(entry["table"], entry["rows_logged"])
+                entry.update(row_changes(entry["key_columns"], pairs, limits))
+                entry["truncated"] = entry["rows_logged"] > len(pairs)
+        return out
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         # A missing snapshot makes the change detection fail, which asks for the full path;

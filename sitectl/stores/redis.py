@@ -14,7 +14,8 @@ had at the snapshot, counted from the restore.
 from __future__ import annotations
 
 from sitectl.errors import StoreError
-from sitectl.stores.base import Changes, Store, valid_names
+from sitectl.stores.base import Changes, DiffLimits, Store, valid_names
+from sitectl.stores.files import shown
 from sitectl.stores.transport import Command, ExecTransport, out_lines
 
 SNAP_DB = 15
@@ -147,6 +148,36 @@ return (#ARGV - 1) / 3
 """
 
 
+# Per key, how the live keyspace differs from snapshot ARGV[1]'s copies: "HEXKEY added",
+# "HEXKEY removed" or "HEXKEY changed" (its DUMP value differs), sorted by key; at most ARGV[3]
+# lines, then "+ N" more.
+DIFF_LUA = """
+local name, db, cap = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local prefix = 'sitectl:' .. name .. ':'
+local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', string.byte(c)) end)) end
+redis.call('SELECT', 15)
+local then_ = {}
+local copies = redis.call('KEYS', prefix .. '*')
+for i = 1, #copies do then_[string.sub(copies[i], string.len(prefix) + 1)] = redis.sha1hex(redis.call('DUMP', copies[i])) end
+redis.call('SELECT', db)
+local found = {}
+local live = redis.call('KEYS', '*')
+for i = 1, #live do
+  local k = live[i]
+  local was = then_[k]
+  if was == nil then found[#found + 1] = {k, 'added'}
+  elseif was ~= redis.sha1hex(redis.call('DUMP', k)) then found[#found + 1] = {k, 'changed'} end
+  then_[k] = nil
+end
+for k, _ in pairs(then_) do found[#found + 1] = {k, 'removed'} end
+table.sort(found, function(a, b) return a[1] < b[1] end)
+local out = {}
+for i = 1, math.min(#found, cap) do out[#out + 1] = hex(found[i][1]) .. ' ' .. found[i][2] end
+if #found > cap then out[#out + 1] = '+ ' .. (#found - cap) end
+return out
+"""
+
+
 class RedisStore(Store):
     """A Redis server reached with its CLI inside the container.
 
@@ -202,6 +233,28 @@ class RedisStore(Store):
         now, then = self._parsed(live), self._parsed(snap)
         return Changes(sorted(f"{k} ({now.get(k, '0:').split(':')[0]} keys now, {then.get(k, '0:').split(':')[0]} in {name})"
                               for k in set(now) | set(then) if now.get(k) != then.get(k)))
+
+    def diff(self, name: str, changes: Changes, limits: DiffLimits) -> dict:
+        """The keys added, removed or changed (their ``DUMP`` value) since snapshot ``name``
+        (docs/diff.md), read in one Lua script; key names as the files' paths are shown
+        (:func:`sitectl.stores.files.shown`: a backslash doubled, a byte that is not UTF-8 as
+        ``\\xNN``). A key's time to live alone is not compared. Keys that expire within an hour
+        are never in a snapshot (:data:`MIN_TTL_MS`), so caches written since show as added."""
+        if not changes:
+            return {"items": [], "keys": [], "truncated": False}
+        keys, more = [], 0
+        for line in out_lines(self._eval(DIFF_LUA, name, str(self.db), str(limits.entries), what=f"diff against {name}")):
+            hexkey, _, change = line.strip().partition(" ")
+            if hexkey == "+":
+                more = int(change or 0)
+                continue
+            try:
+                key = shown(bytes.fromhex(hexkey).decode("utf-8", "surrogateescape"))
+            except ValueError:
+                continue
+            if change in ("added", "removed", "changed"):
+                keys.append({"key": key, "change": change})
+        return {"items": list(changes.items), "keys": keys, "truncated": more > 0}
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         if changes is not None and not changes:

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TASKS = str(ROOT / "docs" / "examples" / "tasks.json")
 FORUM = "http://127.0.0.1:9999"
 STEPS = ["up", "login", "login --check", "task prepare", "task write", "snapshot create", "snapshot restore",
-         "verify", "verify --deep", "reset"]
+         "verify", "verify --deep", "diff", "reset"]
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -34,6 +34,9 @@ STEPS = ["up", "login", "login --check", "task prepare", "task write", "snapshot
 def test_verify_deep_passes_after_every_reset_in_any_order_of_the_readmes_commands(mini, tmp_path, steps):
     auth, cfg = str(tmp_path / "auth"), str(tmp_path / "config_files")
     have_snapshot = False
+    # Whether the change log still follows golden (a named snapshot taken or restored moves it;
+    # a reset brings it back), and whether a task's post was written since.
+    follows_golden, posted = True, False
     try:
         for step in [*steps, "reset"]:
             if step == "up":
@@ -47,21 +50,34 @@ def test_verify_deep_passes_after_every_reset_in_any_order_of_the_readmes_comman
                 code, res = cli("task", "prepare", TASKS, "--task-id", "1", "--out", cfg, "--json")
             elif step == "task write":
                 postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", "a task's post")
-                code, res = 0, None
+                code, res, posted = 0, None, True
             elif step == "snapshot create":
                 code, res = cli("snapshot", "create", "readme_seq", "--json")
                 have_snapshot = have_snapshot or code == 0
+                follows_golden = False
             elif step == "snapshot restore":
                 if not have_snapshot:
                     continue
                 code, res = cli("snapshot", "restore", "readme_seq", "--json")
+                follows_golden = False
             elif step == "verify":
                 code, res = cli("verify", "--json")
             elif step == "verify --deep":
                 code, res = cli("verify", "--deep", "--json")
                 code = 0 if code in (0, 7) else code  # anything may differ here; only after a reset it may not
+            elif step == "diff":
+                code, res = cli("diff", "--json")
+                if not follows_golden:  # no exact diff against golden: refused, with the next step
+                    assert code == 9 and "no exact diff" in res["error"], f"{steps}: {json.dumps(res)}"
+                    continue
+                if code == 0 and posted:  # the task's post is listed, as a new row of the forum
+                    forum = next(s for s in res["sites"] if s["site"] == "reddit")
+                    titles = [r["values"]["title"] for st_ in forum["stores"] for t in st_.get("tables", [])
+                              if t["table"] == "public.submissions" for r in t["inserted"]]
+                    assert "a task's post" in titles, f"{steps}: {titles}"
             else:
                 code, res = cli("reset", "--json")
+                follows_golden, posted = True, False
                 assert code == 0, f"{steps}: {json.dumps(res)}"
                 code, res = cli("verify", "--deep", "--json")
                 bad = [s for s in res.get("state", []) if not s["ok"]]

@@ -15,7 +15,9 @@ one. Neither shares code with sitectl's change tracking or fingerprints.
 from __future__ import annotations
 
 import difflib
+import re
 import time
+from collections import Counter
 from pathlib import Path
 
 from python_on_whales import docker
@@ -255,3 +257,55 @@ def pg_mutate_and_reset(engine: Engine, container: str, stores: SiteStores, gold
     assert left == [], f"{mutation}: the closing check still sees {left}"
     assert path == expected, f"{mutation}: took the {path} path ({found})"
     assert reset(stores) == ("nothing", [], []), "a second reset finds something"
+
+
+# -- what a diff must list, from dumps (docs/diff.md; tests/snapshots/test_diff.py) --------------
+def by_table(dump: str, insert: str) -> dict[str, Counter]:
+    """The INSERT lines of a dump (pattern ``insert`` captures the table), counted per table."""
+    tables: dict[str, Counter] = {}
+    for line in dump.splitlines():
+        m = re.match(insert, line)
+        if m:
+            tables.setdefault(m.group(1), Counter())[line] += 1
+    return tables
+
+
+def line_changes(before: dict[str, Counter], after: dict[str, Counter], skip=frozenset()) -> dict[str, tuple[int, int]]:
+    """``{table: (lines removed, lines added)}`` of the tables whose rows differ."""
+    out = {}
+    for t in set(before) | set(after):
+        if t in skip:
+            continue
+        b, a = before.get(t, Counter()), after.get(t, Counter())
+        gone, new = sum((b - a).values()), sum((a - b).values())
+        if gone or new:
+            out[t] = (gone, new)
+    return out
+
+
+def diff_changes(store: dict) -> dict[str, tuple[int, int]]:
+    """The same shape from a diff's store entry: updated rows count on both sides."""
+    out = {}
+    for t in store["tables"]:
+        ins, upd, dele = (len(t.get(k, [])) for k in ("inserted", "updated", "deleted"))
+        if ins or upd or dele:
+            out[t["table"]] = (dele + upd, ins + upd)
+    return out
+
+
+def pg_rows(state: str) -> dict[str, Counter]:
+    """The rows of a :func:`pg_state` text (``COPY`` lines under ``== table``), counted per table."""
+    tables: dict[str, Counter] = {}
+    current = None
+    for line in state.split("\n-- rows and sequences\n", 1)[-1].splitlines():
+        if line.startswith("== "):
+            current = line[3:]
+            tables.setdefault(current, Counter())
+        elif current is not None and not re.match(r"^\S+\|-?\d+\|[tf]$", line):  # not a sequence's line
+            tables[current][line] += 1
+    return tables
+
+
+def mysql_rows(state: str) -> dict[str, Counter]:
+    """The rows of a :func:`mysql_state` text (one ``INSERT`` line a row), counted per table."""
+    return by_table(state, r"INSERT INTO `([^`]+)` VALUES ")
