@@ -40,7 +40,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from sitectl.errors import DiffUnavailable, SitectlError
+from sitectl.errors import DiffUnavailable, InstanceBusy, SitectlError
 from sitectl.ops.envvars import env_vars
 from sitectl.ops.pool import LeaseError, Pool
 
@@ -410,7 +410,7 @@ class Handler(BaseHTTPRequestHandler):
                 changed = self.server.pool.diff(m.group(1))
             except LeaseError as e:
                 return self._send(404, {"error": str(e)})
-            except SitectlError as e:  # the lease ends all the same: its instance is reset
+            except Exception as e:  # noqa: BLE001 - the lease ends all the same: its instance is reset
                 changed = {"error": str(e)}
         try:
             inst = self.server.pool.release(m.group(1))
@@ -424,8 +424,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, self.server.pool.diff(lease_id))
         except LeaseError:
             return self._send(404, {"error": "unknown or ended lease"})
-        except SitectlError as e:
-            return self._send(409 if isinstance(e, DiffUnavailable) else 500, {"error": str(e)})
+        except Exception as e:  # noqa: BLE001 - a failed read must not kill the server thread
+            return self._send(409 if isinstance(e, (DiffUnavailable, InstanceBusy)) else 500, {"error": str(e)})
 
     def _lease_body(self, lease) -> dict:
         t = self.server.pool.slot(lease.instance).target

@@ -43,7 +43,7 @@ def diff(target: Target, as_json: bool, sites, since, rows, value_chars):
 
 
 def _short(v) -> str:
-    if isinstance(v, dict) and "cut" in v:
+    if isinstance(v, dict) and set(v) == {"cut", "length", "sha256"}:
         return json.dumps(v["cut"][:40]) + f"… ({v['length']} chars)"
     text = json.dumps(v, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "…"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from sitectl import snapshots
 from sitectl.engine import Engine
-from sitectl.errors import LeaseError, SitectlError
+from sitectl.errors import InstanceBusy, LeaseError, SitectlError
 from sitectl.ops import checks, lease_record
 from sitectl.ops.reset import reset
 from sitectl.stack.target import Target
@@ -244,10 +244,13 @@ class Pool:
 
         Raises:
             LeaseError: unknown or ended lease.
+            InstanceBusy: the instance is resetting (its holder reset it) or failed.
             DiffUnavailable, StoreError: as :func:`sitectl.snapshots.diff`.
         """
         slot = self.slots[self.lease(lease_id).instance]
-        return snapshots.diff(slot.target, slot.target.stack.reset_sites(slot.sites), self.engine)
+        if slot.state != "idle":  # a diff read during the instance's reset would be half of each
+            raise InstanceBusy(f"instance {slot.target.instance} is {slot.state}: read its diff when it is idle again")
+        return snapshots.diff(slot.target, slot.target.stack.reset_sites(slot.sites), self.engine, named=bool(slot.sites))
 
     def leased(self, instance: int) -> Lease | None:
         """The lease holding ``instance``, if any."""

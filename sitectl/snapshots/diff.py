@@ -54,8 +54,12 @@ def diff(target: Target, sites: list[Site], engine: Engine, since: str = GOLDEN,
         check_covered(target, site, since)
         stores = SiteStores(site, target.container(site), engine)
         changes = stores.changes(since)
-        if changes.needs_full:
-            why = "; ".join(i for _, c in changes.per_store if c.detail.get("full") for i in c.items)
+        # A store whose detection says only "full" has no change log relative to ``since``; one
+        # that asks for a full restore over a change it read (a PostgreSQL object dropped or
+        # altered) still lists what it read.
+        unlogged = [c for _, c in changes.per_store if c.detail.get("full") and not set(c.detail) - {"full", "indices"}]
+        if unlogged:
+            why = "; ".join(i for c in unlogged for i in c.items)
             raise DiffUnavailable(
                 f"{site.name}: no exact diff against snapshot {since!r}: {why}. The change log follows the last "
                 f"snapshot taken or restored in full; `sitectl snapshot restore {since} {site.name}{flag}` (or "

@@ -259,7 +259,9 @@ def _side(line: str) -> dict | None:
     kind = {"f": "file", "l": "link", "d": "folder", "o": "other"}.get(parts[0] if parts else "-")
     if kind is None:
         return None
-    if kind == "file" and len(parts) == 3 and parts[1].isdigit():
+    if kind == "file":
+        if len(parts) != 3 or not parts[1].isdigit() or not re.fullmatch(r"[0-9a-f]{64}", parts[2]):
+            raise StoreError(f"a file's size and SHA-256 could not be read: {line.strip()[:200]!r}")
         return {"type": kind, "size": int(parts[1]), "sha256": parts[2]}
     return {"type": kind}
 
@@ -382,8 +384,11 @@ class FilesStore(Store):
             for chunk in budget_chunks([_arg(r) for r, _ in todo], 60_000):
                 lines += out_lines(self.transport.run(["sh", "-c", DIFF_STAT_SH, "sh", p, self._snap(name, int(i)), *chunk],
                                                       f"read changed files of {p}", timeout=300))
+            if len(lines) != 2 * len(todo):
+                raise StoreError(f"{self.site}: reading the changed files of {p}: {len(lines)} lines for "
+                                 f"{len(todo)} entries: {' | '.join(lines[-4:])[-300:]}")
             for j, (rel, kind) in enumerate(todo):
-                now, was = (_side(x) for x in lines[2 * j:2 * j + 2]) if len(lines) >= 2 * j + 2 else (None, None)
+                now, was = (_side(x) for x in lines[2 * j:2 * j + 2])
                 change = "removed" if kind == "changed" and now is None else kind
                 entries.append({"path": f"{p}/{shown(rel)}" if rel else p, "change": change, "now": now, "was": was})
         return {"items": list(changes.items), "files": entries, "truncated": total > len(entries)}

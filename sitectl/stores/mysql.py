@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from decimal import Decimal, InvalidOperation
 
 from sitectl.errors import StoreError
 from sitectl.stores import cascades
@@ -125,9 +126,21 @@ TRIGGER_EVENTS = ("i", "u", "d", "bd", "bu")
 
 
 def _key_order(key):
-    """Sort key of a logged primary key (a JSON array): numbers before text, numbers by value."""
-    vals = key if isinstance(key, list) else [key]
-    return [(0, v, "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0, str(v)) for v in vals]
+    """Sort key of a logged primary key (a JSON array, decimals as text): numbers before text,
+    numbers by value."""
+    def one(v):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return (0, Decimal(v), "")
+        if isinstance(v, str):
+            try:
+                return (0, Decimal(v), "") if _NUMBER.match(v) else (1, Decimal(0), v)
+            except InvalidOperation:
+                pass
+        return (1, Decimal(0), str(v))
+    return [one(v) for v in (key if isinstance(key, list) else [key])]
+
+
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?\Z")
 
 
 class MysqlStore(Store):
@@ -681,8 +694,15 @@ class MysqlStore(Store):
                 logged = sorted((json.loads(k, parse_float=str) for k in keys[t] if k != ""), key=_key_order)
             except ValueError:
                 logged = None
-            if not pk.get(t) or logged is None or "" in keys[t] or t not in cols:
-                entry["rows"] = "not listed: the table has no primary key"
+            types = dict(cols.get(t, []))
+            why = ("the table has no primary key" if not pk.get(t) or "" in keys[t]
+                   else "the table is gone" if t not in cols
+                   else "a logged key could not be read" if logged is None
+                   # JSON_ARRAY writes a binary key as base64 text, which no lookup by value matches
+                   else "its primary key is binary" if any(types.get(c) in self.BINARY_TYPES for c in pk[t])
+                   else "")
+            if why:
+                entry["rows"] = "not listed: " + why
                 continue
             logged = [v for v in logged if isinstance(v, list) and len(v) == len(pk[t])][:limits.rows]
             listed[t] = logged

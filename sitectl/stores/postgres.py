@@ -716,6 +716,7 @@ class PostgresStore(Store):
             "keys": keys, "ddl_seen": ddl_seen, "retrack": retrack,
             "whole": sorted({json.loads(r[1]) for r in rows if r[0] == "T"}),
             "added": [[o, *added[o]] for o in sorted(added)], "ddl": sorted(objs), "sequences": seq_changed,
+            "objects": {o: word.get(v, "created") for o, v in objs.items() if v not in ("sitectl", "nothing")},
             "full": full, "pk": pk, "rows": _group([(json.loads(r[1]), r[2]) for r in rows if r[0] == "R"])})
 
     def change_marks(self, changes: Changes) -> set[str]:
@@ -732,16 +733,18 @@ class PostgresStore(Store):
         schema changes. A table whose TRUNCATE was logged, or without a primary key, gets its
         count of logged keys only."""
         d = changes.detail
-        schema = [{"object": o, "change": "changed"} for o in d.get("ddl", [])]
+        schema = [{"object": o, "change": c} for o, c in sorted((d.get("objects") or {}).items())]
         out = {"items": list(changes.items), "schema": schema, "sequences": list(d.get("sequences", [])), "tables": []}
         s = self.snap_schema(name)
         selects, listed = [], set()
         for tbl in sorted(d.get("keys") or {}):
-            info = (d.get("pk") or {}).get(tbl) or {"pk": [], "cols": []}
-            entry = {"table": tbl, "key_columns": [c for c, _ in info["pk"]], "rows_logged": d["keys"][tbl]}
+            info = (d.get("pk") or {}).get(tbl)
+            entry = {"table": tbl, "key_columns": [c for c, _ in (info or {}).get("pk", [])],
+                     "rows_logged": d["keys"][tbl]}
             out["tables"].append(entry)
-            if not info["pk"] or tbl in d.get("whole", []):
-                entry["rows"] = ("not listed: the table has no primary key" if not info["pk"]
+            if info is None or not info["pk"] or tbl in d.get("whole", []):
+                entry["rows"] = ("not listed: the snapshot has no copy of it (created since)" if info is None
+                                 else "not listed: the table has no primary key" if not info["pk"]
                                  else "not listed: a TRUNCATE was logged")
                 continue
             listed.add(tbl)

@@ -256,3 +256,31 @@ def test_without_site_names_the_sites_golden_does_not_cover_are_left_out(mini, e
         assert res.exit_code == 9 and "shopping" in json.loads(res.stdout)["error"]
     finally:
         lifecycle.down(t, engine)
+
+
+def test_postgres_objects_dropped_or_created_are_listed_with_the_rows(mini, engine):
+    """A dropped table and a new one: the diff lists both as schema changes (a reset then restores
+    in full) and the rows it can read; a new table's rows are not listed as rows."""
+    run(engine, "forum", "psql", "-U", "postgres", "-d", "postmill", "-c",
+        "DROP TABLE forum_subscriptions CASCADE; CREATE TABLE sitectl_extra (id int PRIMARY KEY); "
+        "INSERT INTO sitectl_extra VALUES (1); UPDATE users SET biography = 'dropped' WHERE username = 'sitectl_trusted'")
+    res = invoke(["diff", "reddit", "--json"])
+    assert res.exit_code == 0, res.output
+    store = store_of(json.loads(res.stdout), "reddit", "postgres")
+    changes = {e["object"]: e["change"] for e in store["schema"]}
+    assert any("forum_subscriptions" in o and c == "dropped" for o, c in changes.items()), changes
+    assert any("sitectl_extra" in o and c == "created" for o, c in changes.items()), changes
+    (users,) = [t for t in store["tables"] if t["table"] == "public.users"]
+    assert [r["columns"]["biography"]["new"] for r in users["updated"]] == ["dropped"]
+    # A table created since: a schema change; its rows are never listed as rows of the snapshot.
+    assert all("rows" in t for t in store["tables"] if t["table"] == "public.sitectl_extra")
+    snapshots.reset(mini, [mini.stack.sites["reddit"]], engine)
+    assert all(d["ok"] for d in snapshots.verify_deep(mini, [mini.stack.sites["reddit"]], engine))
+
+
+def test_redis_and_file_names_are_shown_one_to_one(mini, engine):
+    """A backslash in a key's name is doubled (as in file paths), so the name `a\\x41` cannot be
+    read as a key holding byte 0x41."""
+    run(engine, "gitlab", "gitlab-redis-cli", "SET", "sitectl_test:a\\x41", "1")
+    keys = store_of(snapshots.diff(mini, [mini.stack.sites["gitlab"]], engine), "gitlab", "redis")["keys"]
+    assert {"key": "sitectl_test:a\\\\x41", "change": "added"} in keys
