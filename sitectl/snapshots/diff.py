@@ -49,15 +49,15 @@ def diff(target: Target, sites: list[Site], engine: Engine, since: str = GOLDEN,
     found = []
     flag = f" --instance {target.instance}" if target.instance else ""
     for site in stateful(target, sites):
-        if not named and site.name not in covered:
-            continue
-        check_covered(target, site, since)
+        if site.name not in covered:
+            if not named:
+                continue
+            check_covered(target, site, since)  # raises NotCovered, with the reason the manifest gives
         stores = SiteStores(site, target.container(site), engine)
         changes = stores.changes(since)
-        # A store whose detection says only "full" has no change log relative to ``since``; one
-        # that asks for a full restore over a change it read (a PostgreSQL object dropped or
-        # altered) still lists what it read.
-        unlogged = [c for _, c in changes.per_store if c.detail.get("full") and not set(c.detail) - {"full", "indices"}]
+        # A store with no record of changes relative to ``since`` refuses; one that asks for a
+        # full restore over a change it read (a PostgreSQL object dropped or altered) still lists it.
+        unlogged = [c for st, c in changes.per_store if not st.diffable(c)]
         if unlogged:
             why = "; ".join(i for c in unlogged for i in c.items)
             raise DiffUnavailable(

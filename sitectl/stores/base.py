@@ -187,6 +187,12 @@ class Store(ABC):
         mark this one lacks found something written after it. This default uses the items."""
         return set(changes.items)
 
+    def diffable(self, changes: Changes) -> bool:
+        """Whether ``changes`` came from a record of changes relative to the snapshot (a diff can
+        be read from it); False when the store has none (another baseline, no tracking), which
+        it says by asking for a full restore and nothing else."""
+        return not changes.detail.get("full")
+
     def diff(self, name: str, changes: Changes, limits: DiffLimits) -> dict:
         """What ``changes`` (this store's detection against snapshot ``name``) found, in the
         terms of docs/diff.md: this default gives the changed items only (``{"items": [...]}``);

@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from sitectl.errors import StoreError
 from sitectl.stores import cascades
@@ -125,17 +125,20 @@ MAX_TRIGGER_BYTES = 90_000
 TRIGGER_EVENTS = ("i", "u", "d", "bd", "bu")
 
 
+def _key_where(cols: list[str], vals: list) -> str:
+    """``(col=value AND ...)``: the row of primary key ``vals`` (values read back from a logged
+    key) by its columns ``cols``."""
+    return "(" + " AND ".join(f"{q_ident(c)}={m_value(v)}" for c, v in zip(cols, vals)) + ")"
+
+
 def _key_order(key):
     """Sort key of a logged primary key (a JSON array, decimals as text): numbers before text,
     numbers by value."""
     def one(v):
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return (0, Decimal(v), "")
-        if isinstance(v, str):
-            try:
-                return (0, Decimal(v), "") if _NUMBER.match(v) else (1, Decimal(0), v)
-            except InvalidOperation:
-                pass
+        if isinstance(v, str) and _NUMBER.match(v):
+            return (0, Decimal(v), "")
         return (1, Decimal(0), str(v))
     return [one(v) for v in (key if isinstance(key, list) else [key])]
 
@@ -711,15 +714,11 @@ class MysqlStore(Store):
                 for c, typ in cols[t]) + ")"
             key = "JSON_ARRAY(" + ", ".join(q_ident(c) for c in pk[t]) + ")"
             # The keys in batches, each statement well under the budget of one SQL text.
-            batch: list[str] = []
-            for i, v in enumerate(logged):
-                batch.append("(" + " AND ".join(f"{q_ident(c)}={m_value(x)}" for c, x in zip(pk[t], v)) + ")")
-                if i + 1 == len(logged) or sum(len(b) for b in batch) > SQL_BUDGET // 3:
-                    where = " OR ".join(batch)
-                    queries.append(f"SELECT 'L', {m_value(t)}, {key}, {obj} FROM {q_ident(self.db)}.{q_ident(t)} "
-                                   f"WHERE {where} UNION ALL SELECT 'G', {m_value(t)}, {key}, {obj} FROM "
-                                   f"{q_ident(self.snap_db(name))}.{q_ident(t)} WHERE {where};")
-                    batch = []
+            for batch in budget_chunks([_key_where(pk[t], v) for v in logged], SQL_BUDGET // 3):
+                where = " OR ".join(batch)
+                queries.append(f"SELECT 'L', {m_value(t)}, {key}, {obj} FROM {q_ident(self.db)}.{q_ident(t)} "
+                               f"WHERE {where} UNION ALL SELECT 'G', {m_value(t)}, {key}, {obj} FROM "
+                               f"{q_ident(self.snap_db(name))}.{q_ident(t)} WHERE {where};")
         got: dict[tuple[str, str, str], dict] = {}
         for chunk in budget_chunks(queries, SQL_BUDGET - 100):
             # utf8mb4: the keys' literals and the rows' text are sent as written (the mysql
@@ -802,8 +801,7 @@ class MysqlStore(Store):
                  "START TRANSACTION;"]
         for t, (keys, vals) in sorted(keyed.items()):
             live = q_ident(self.db) + "." + q_ident(t)
-            where = " OR ".join("(" + " AND ".join(f"{q_ident(c)}={m_value(v)}" for c, v in zip(pk[t], row)) + ")"
-                                for row in vals)
+            where = " OR ".join(_key_where(pk[t], row) for row in vals)
             stmts.append(f"SET @sitectl_restoring={m_value(_table_tag(t))};")
             stmts.append(f"DELETE FROM {live} WHERE {where};")
             stmts.append(f"INSERT INTO {live} SELECT * FROM {sdb}.{q_ident(t)} WHERE {where};")

@@ -515,6 +515,16 @@ def _copy_col(name: str, cols: list[list[str]]) -> str:
     return f"x.{_ident(name)}" + (f"::{cast}" if cast else "")
 
 
+def _key_match(pk: list[list[str]], cols: list[list[str]]) -> tuple[str, str]:
+    """Conditions that match a row of a table (aliased ``x``) and of its copy (aliased ``x``) to
+    a logged key ``k.pk`` (a JSON array of the key's values): ``(live, copy)``, each key column
+    compared with the logged value cast to its type."""
+    names = [f"x.{_ident(c)}" for c, _ in pk]
+    copy = [_copy_col(c, cols) for c, _ in pk]
+    return tuple(" AND ".join(f"{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(side, pk)))
+                 for side in (names, copy))
+
+
 def _insert(tbl: str, snap: str, cols: list[list[str]], tail: str = "") -> str:
     """``INSERT`` of rows of the copy ``snap`` (aliased ``x``) into ``tbl``, column by column by
     name (generated columns left to the server, identity columns take the copy's values, columns
@@ -716,8 +726,11 @@ class PostgresStore(Store):
             "keys": keys, "ddl_seen": ddl_seen, "retrack": retrack,
             "whole": sorted({json.loads(r[1]) for r in rows if r[0] == "T"}),
             "added": [[o, *added[o]] for o in sorted(added)], "ddl": sorted(objs), "sequences": seq_changed,
-            "objects": {o: word.get(v, "created") for o, v in objs.items() if v not in ("sitectl", "nothing")},
             "full": full, "pk": pk, "rows": _group([(json.loads(r[1]), r[2]) for r in rows if r[0] == "R"])})
+
+    def diffable(self, changes: Changes) -> bool:
+        # A detection that read the log has its keys, even when it asks for a full restore.
+        return "keys" in changes.detail
 
     def change_marks(self, changes: Changes) -> set[str]:
         # Keys are listed while the log holds at most MAX_INLINE_KEYS rows; beyond, the counts.
@@ -733,7 +746,10 @@ class PostgresStore(Store):
         schema changes. A table whose TRUNCATE was logged, or without a primary key, gets its
         count of logged keys only."""
         d = changes.detail
-        schema = [{"object": o, "change": c} for o, c in sorted((d.get("objects") or {}).items())]
+        # Each object's change as the detection named it ("<object> (<change>)"); sitectl's own
+        # DDL-log entries ("reinstalled", "log cleared") are not the application's objects.
+        schema = [{"object": o, "change": c} for o in d.get("ddl", []) for i in changes.items if i.startswith(o + " (")
+                  for c in [i[len(o) + 2:-1]] if c in ("created", "dropped", "changed")]
         out = {"items": list(changes.items), "schema": schema, "sequences": list(d.get("sequences", [])), "tables": []}
         s = self.snap_schema(name)
         selects, listed = [], set()
@@ -748,10 +764,7 @@ class PostgresStore(Store):
                                  else "not listed: a TRUNCATE was logged")
                 continue
             listed.add(tbl)
-            names = [_ident(c) for c, _ in info["pk"]]
-            copy = [_copy_col(c, info["cols"]) for c, _ in info["pk"]]
-            match = " AND ".join(f"x.{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(names, info["pk"])))
-            cmatch = " AND ".join(f"{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(copy, info["pk"])))
+            match, cmatch = _key_match(info["pk"], info["cols"])
             if info["cols"]:
                 live_cols = ", ".join(f"x.{_ident(c)}" for c, _ in info["cols"])
                 copy_cols = ", ".join(f"{_copy_col(c, info['cols'])} AS {_ident(c)}" for c, _ in info["cols"])
@@ -875,8 +888,7 @@ class PostgresStore(Store):
                              f" DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk IN ({keys});")
                 continue
             keyset = f"(SELECT pk FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null')"
-            match = " AND ".join(f"x.{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(names, pk)))
-            cmatch = " AND ".join(f"{c} = (k.pk ->> {i})::{typ}" for i, (c, (_, typ)) in enumerate(zip(copy, pk)))
+            match, cmatch = _key_match(pk, cols)
             stmts.append(f"DELETE FROM ONLY {tbl} x USING {keyset} k WHERE {match}; "
                          f"{_insert(tbl, snap, cols, f' JOIN {keyset} k ON {cmatch}')} "
                          f"DELETE FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null';")
