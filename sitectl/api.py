@@ -25,7 +25,7 @@ from sitectl.engine import DockerEngine
 from sitectl.engine.recorded import running_target
 from sitectl.errors import LoginsFailed, UsageError
 from sitectl.locators import Locators
-from sitectl.ops import checks, lifecycle
+from sitectl.ops import checks, lease_record, lifecycle
 from sitectl.ops import login as loginmod
 from sitectl.ops.envvars import env_vars
 from sitectl.ops.prepare import prepare
@@ -120,6 +120,65 @@ class Environment:
         if isinstance(sites, str):
             sites = [sites]
         return snapshots.diff(self.target, self._sites(sites), self.engine, since, limits, named=bool(sites))
+
+    # -- checkpoints (docs/checkpoints.md) ---------------------------------------------------
+    def checkpoint_save(self, name: str, sites: list[str] | str | None = None) -> dict:
+        """Save what changed since golden in ``sites`` (default: every site with state stores
+        that golden covers) as checkpoint ``name``, replacing one of that name. Only the delta
+        is kept: the changed rows, files and keys, in the sites' containers.
+
+        Returns:
+            ``{"name", "created", "sites": [{"site", "changed", "seconds", "size"}]}``
+            (``seconds``: this site's save; ``size``: bytes its SQL copies take).
+
+        Raises:
+            sitectl.errors.UsageError: a bad name or site, no golden snapshot.
+            sitectl.errors.CheckpointUnavailable: a site's change log does not follow golden, or
+                its schema changed since (the message says what to do).
+            sitectl.errors.StoreError: a copy failed, or the site kept being written.
+        """
+        if isinstance(sites, str):
+            sites = [sites]
+        rec = snapshots.save_checkpoint(self.target, name, self._sites(sites), self.engine, named=bool(sites),
+                                        reporter=self.reporter)
+        return {"name": name, "created": rec["created"],
+                "sites": [{"site": s, "changed": e["changed"], "seconds": e["seconds"],
+                           "size": sum(int(v.get("size", 0)) for v in e["stores"].values())}
+                          for s, e in sorted(rec["sites"].items())]}
+
+    def checkpoint_restore(self, name: str, sites: list[str] | str | None = None, wait: bool | float = True,
+                           force: bool = False) -> list[dict]:
+        """Bring ``sites`` (default: every site checkpoint ``name`` holds) to the checkpoint, from
+        any state: back to golden by the reset's delta, the checkpoint applied, the result
+        checked against what was saved. Returns one ``{"site", "method": "checkpoint",
+        "changed", "seconds", "escalations"}`` per site (``escalations`` starts with how the way
+        to golden went: ``golden: none|delta|full``).
+
+        Raises:
+            sitectl.errors.UsageError: no such checkpoint, or a site it does not hold.
+            sitectl.errors.CheckpointUnavailable: golden was taken again since the save, or the
+                result was not the checkpoint (that site is back at golden).
+            sitectl.errors.InstanceBusy: as :meth:`reset`.
+            sitectl.errors.StoreError: a restore failed (the next ``reset`` finishes it: golden).
+        """
+        if isinstance(sites, str):
+            sites = [sites]
+        lease_record.check(self.target.instance, force, "checkpoint restore")
+        chosen = self._sites(sites) if sites else None
+        rows = snapshots.restore_checkpoint(self.target, name, chosen, self.engine, self.reporter, wait=wait)
+        return [r.as_dict() for r in rows]
+
+    def checkpoints(self) -> list[dict]:
+        """The instance's checkpoints: ``[{"name", "created", "sites", "changed", "size"}]``."""
+        return snapshots.list_checkpoints(self.target)
+
+    def checkpoint_delete(self, name: str) -> list[str]:
+        """Delete checkpoint ``name`` (its copies and record); returns the sites it was dropped in.
+
+        Raises:
+            sitectl.errors.UsageError: no such checkpoint.
+        """
+        return snapshots.delete_checkpoint(self.target, name, self.engine)
 
     # -- what a harness reads ------------------------------------------------------------------
     @property

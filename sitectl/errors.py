@@ -22,7 +22,9 @@ The tree (exit code in brackets)::
     ├── PreflightFailed [8]       a task cannot be prepared as given
     ├── StoreError [9]            a store could not snapshot, detect, restore or fingerprint
     │   ├── NotCovered [9]        ... a snapshot has no complete copy of a site
-    │   └── WrittenDuringReset [9] ... the site kept being written while it was reset
+    │   ├── WrittenDuringReset [9] ... the site kept being written while it was reset
+    │   ├── DiffUnavailable [9]   ... no change log relative to the snapshot a diff asks for
+    │   └── CheckpointUnavailable [9] ... a checkpoint cannot be kept or brought back exactly
     ├── LocatorError [9]          a locator could not read what it was asked for
     ├── InstanceBusy [10]         another process holds the instance's lock, or a server leased it
     ├── DamagedRecord [11]        a record of sitectl's on the host (a snapshot manifest) is damaged
@@ -191,6 +193,11 @@ class JobsPauseFailed(StoreError):
 class DiffUnavailable(StoreError):
     """A site's change log is not relative to the snapshot a diff was asked against (the log
     follows the last snapshot taken or restored in full), so no exact diff can be read."""
+
+
+class CheckpointUnavailable(StoreError):
+    """A checkpoint cannot be saved or restored exactly (the change log does not follow golden,
+    the schema changed since golden, a store keeps no checkpoints); the message says what to do."""
 
 
 class LocatorError(SitectlError):

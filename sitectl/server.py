@@ -23,8 +23,11 @@ Every request that changes something, and the status API, needs the token:
 ``Authorization: Bearer <token>`` or the path prefix ``/t/<token>/`` (so
 ``WA_FULL_RESET=http://host:port/t/<token>`` works with BrowserGym's unmodified client). A
 lease's holder resets and polls its own instance at ``/l/<lease id>/reset`` and ``/status``,
-and reads what changed in it since golden at ``/l/<lease id>/diff``
-(the lease id is its credential: the server token is never handed out), and a leased instance
+reads what changed in it since golden at ``/l/<lease id>/diff``, and keeps checkpoints of it
+(docs/checkpoints.md): ``GET /l/<lease id>/checkpoints`` lists them, ``POST
+/l/<lease id>/checkpoints/<name>`` saves one, ``POST .../<name>/restore`` brings the instance to it
+(answers when done), ``DELETE .../<name>`` deletes it; a lease's checkpoints are deleted when it
+ends (the lease id is its credential: the server token is never handed out), and a leased instance
 is reset only through its lease. Tokens are compared in constant time (``hmac.compare_digest``)
 and never logged (``redact``: ``/t/***/``, query values ``***``, lease ids as ``/l/AbCdEf.../``).
 """
@@ -40,7 +43,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from sitectl.errors import DiffUnavailable, InstanceBusy, SitectlError
+from sitectl.errors import CheckpointUnavailable, DiffUnavailable, InstanceBusy, SitectlError, UsageError
 from sitectl.ops.envvars import env_vars
 from sitectl.ops.pool import LeaseError, Pool
 
@@ -49,6 +52,8 @@ ONGOING = "Reset ongoing"
 _TOKEN_PATH = re.compile(r"^/t/([^/]+)(/.*)\Z")
 _INSTANCE_PATH = re.compile(r"^/i/(\d{1,2})(/(?:reset|status))\Z")
 _LEASE_PATH = re.compile(r"^/l/([A-Za-z0-9_-]{1,64})(/(?:reset|status|diff))\Z")
+#: A lease's checkpoints: ``/l/<lease id>/checkpoints[/<name>[/restore]]``.
+_CHECKPOINT_PATH = re.compile(r"^/l/([A-Za-z0-9_-]{1,64})/checkpoints(?:/([A-Za-z0-9_]{1,64})(/restore)?)?\Z")
 MAX_BODY = 64 * 1024
 #: Seconds a client has to send one whole request (line, headers and body); then it is cut off.
 REQUEST_DEADLINE = 15.0
@@ -315,6 +320,9 @@ class Handler(BaseHTTPRequestHandler):
             inst, sub, lease_id, authed = lease.instance, lm.group(2), lease.id, True
         if sub == "/diff" and lease_id is not None:  # the lease's holder reads what its episode changed
             return self._diff(lease_id)
+        cm = _CHECKPOINT_PATH.match(path)
+        if cm and cm.group(2) is None:
+            return self._checkpoint(cm.group(1), "list")
         if sub == "/reset":
             if not authed:
                 return self._deny()
@@ -348,6 +356,13 @@ class Handler(BaseHTTPRequestHandler):
         if self._refuse_framing():
             return
         path, authed = self._route()
+        cm = _CHECKPOINT_PATH.match(path)
+        if cm and cm.group(2) is not None:  # the lease id is the credential
+            try:
+                self._json_body()  # read (and ignore) a body, so the connection stays in step
+            except ValueError as e:
+                return self._send(400, {"error": f"bad request body: {e}"})
+            return self._checkpoint(cm.group(1), "restore" if cm.group(3) else "save", cm.group(2))
         if not authed:
             return self._deny()
         pool = self.server.pool
@@ -399,6 +414,9 @@ class Handler(BaseHTTPRequestHandler):
         if self._refuse_framing():
             return
         path, authed = self._route()
+        cm = _CHECKPOINT_PATH.match(path)
+        if cm and cm.group(2) is not None and cm.group(3) is None:  # the lease id is the credential
+            return self._checkpoint(cm.group(1), "delete", cm.group(2))
         if not authed:
             return self._deny()
         m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})\Z", path)
@@ -426,6 +444,21 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(404, {"error": "unknown or ended lease"})
         except Exception as e:  # noqa: BLE001 - a failed read must not kill the server thread
             return self._send(409 if isinstance(e, (DiffUnavailable, InstanceBusy)) else 500, {"error": str(e)})
+
+    def _checkpoint(self, lease_id: str, op: str, name: str | None = None) -> bool:
+        """A lease's checkpoint operation (:meth:`Pool.checkpoint`): 404 unknown lease or
+        checkpoint, 409 while the instance resets or when no exact checkpoint can be kept or
+        brought back, 400 a bad name, 500 any other failure."""
+        try:
+            return self._send(200, self.server.pool.checkpoint(lease_id, op, name))
+        except LeaseError:
+            return self._send(404, {"error": "unknown or ended lease"})
+        except Exception as e:  # noqa: BLE001 - a failed operation must not kill the server thread
+            if isinstance(e, UsageError):
+                code = 404 if str(e).startswith("no checkpoint") else 400
+            else:
+                code = 409 if isinstance(e, (CheckpointUnavailable, InstanceBusy)) else 500
+            return self._send(code, {"error": str(e)})
 
     def _lease_body(self, lease) -> dict:
         t = self.server.pool.slot(lease.instance).target

@@ -230,6 +230,47 @@ def test_a_lease_reads_what_its_episode_changed_and_gets_it_on_release(server):
     assert f"/l/{mine['lease'][:6]}.../diff" in log and mine["lease"] not in log
 
 
+def test_a_lease_saves_restores_and_deletes_checkpoints_of_its_instance(server):
+    """`/l/<lease>/checkpoints[/<name>[/restore]]` (the lease id is the credential): a post saved
+    as checkpoint `mid`, gone after a later edit is undone by restoring it, the checkpoints listed
+    and deleted; unknown names answer 404, bad ones 400; a lease's checkpoints are deleted when
+    it ends; another lease's id cannot reach them."""
+    leases = [requests.post(f"{server.base}/api/leases", json={"client": f"c{i}", "ttl": 120}, headers=auth(),
+                            timeout=30).json() for i in range(2)]
+    mine = next(b for b in leases if b["instance"] == SECOND)
+    other = next(b for b in leases if b["instance"] != SECOND)
+    base = "http://127.0.0.1:10199"
+    first = postmill.create_post(base, "sitectl_trusted", "sitectl1234", "books", "kept " + uuid.uuid4().hex[:8])
+    r = requests.post(f"{mine['reset_url']}/checkpoints/mid", timeout=120)
+    assert r.status_code == 200 and [s["site"] for s in r.json()["sites"]] == ["reddit"], r.text
+    second_post = postmill.create_post(base, "sitectl_trusted", "sitectl1234", "books", "later " + uuid.uuid4().hex[:8])
+    r = requests.post(f"{mine['reset_url']}/checkpoints/mid/restore", timeout=120)
+    assert r.status_code == 200 and r.json()["sites"][0]["method"] == "checkpoint", r.text
+    assert postmill.post_exists(base, first) and not postmill.post_exists(base, second_post)
+    r = requests.get(f"{mine['reset_url']}/checkpoints", timeout=30)
+    assert r.status_code == 200 and [c["name"] for c in r.json()["checkpoints"]] == ["mid"], r.text
+    assert requests.post(f"{mine['reset_url']}/checkpoints/nosuch/restore", timeout=30).status_code == 404
+    assert requests.post(f"{mine['reset_url']}/checkpoints/Bad_Name", timeout=30).status_code == 400
+    assert requests.post(f"{server.base}/l/{'x' * 20}/checkpoints/mid", timeout=30).status_code == 404
+    # The other lease's id names its own instance: it holds no checkpoint of mine.
+    r = requests.get(f"{other['reset_url']}/checkpoints", timeout=30)
+    assert r.status_code == 200 and r.json()["checkpoints"] == [], r.text
+    r = requests.post(f"{mine['reset_url']}/checkpoints/gone", timeout=120)
+    assert r.status_code == 200
+    r = requests.delete(f"{mine['reset_url']}/checkpoints/gone", timeout=60)
+    assert r.status_code == 200 and r.json()["dropped"] == ["reddit"], r.text
+    assert requests.delete(f"{mine['reset_url']}/checkpoints/gone", timeout=60).status_code == 404
+    # The release resets the instance and deletes the lease's checkpoints.
+    assert requests.delete(f"{server.base}/api/leases/{mine['lease']}", headers=auth(), timeout=10).status_code == 200
+    assert requests.delete(f"{server.base}/api/leases/{other['lease']}", headers=auth(), timeout=10).status_code == 200
+    assert server.pool.wait(SECOND, 120)
+    assert not postmill.post_exists(base, first)
+    r = invoke(["checkpoint", "list", "--instance", str(SECOND), "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["checkpoints"] == [], r.output
+    log = server.logbuf.getvalue()
+    assert f"/l/{mine['lease'][:6]}.../checkpoints/mid/restore" in log and mine["lease"] not in log
+
+
 def test_missed_heartbeat_resets_and_returns_the_instance(server):
     pool = server.pool  # its reaper runs every 0.1 s (fixture)
     r = requests.post(f"{server.base}/api/leases", json={"client": "sleepy", "ttl": 0.5}, headers=auth(), timeout=10)

@@ -3,7 +3,7 @@ clear message on stderr (and ``{"error": ...}`` on stdout with ``--json``).
 
 This module holds ``main``, the table of every command (:data:`COMMANDS`) and ``run()``; each
 command group has its module (``lifecycle``, ``checks``, ``env``, ``login``, ``serve``,
-``snapshot``, ``diff``, ``images``, ``tasks``, ``cluster``), the shared plumbing is
+``snapshot``, ``checkpoint``, ``diff``, ``images``, ``tasks``, ``cluster``), the shared plumbing is
 :mod:`sitectl.cli.common`. ``main`` is lazy (harnesses run the CLI in loops): ``sitectl --help``
 imports no command module, ``sitectl CMD`` only CMD's.
 """
@@ -21,6 +21,8 @@ from sitectl.cli.common import LazyGroup, _fail
 #: checks this table against the commands themselves.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "build": ("lifecycle", "build", "Build the images the stack builds itself (the mini replicas)."),
+    "checkpoint": ("checkpoint", "checkpoint",
+                   "Checkpoints: a mid-episode state kept as its delta from golden, restored in milliseconds."),
     "cluster": ("cluster", "cluster",
                 "A fleet of instances on a Docker Swarm: deploy, status, push-images, rm (docs/cluster.md)."),
     "diff": ("diff", "diff", "What changed since a snapshot: rows (with their changed values), files, Redis keys."),

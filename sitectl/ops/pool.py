@@ -74,6 +74,9 @@ class Slot:
     #: placed again): a reset applies its result only if the epoch it started in still holds.
     epoch: int = 0
     done: threading.Event = field(default_factory=threading.Event)
+    #: Checkpoints saved through the current lease: deleted when it ends (the next holder starts
+    #: from golden with none of them).
+    checkpoints: set[str] = field(default_factory=set)
 
 
 #: Seconds a pool reset waits for the instance lock held by another process.
@@ -170,6 +173,14 @@ class Pool:
 
     def _run_reset(self, slot: Slot, sites, full, reason, epoch: int) -> None:
         t0, started = self.clock(), time.time()
+        with self._lock:
+            ended = sorted(slot.checkpoints) if slot.lease is None else []
+            slot.checkpoints -= set(ended)
+        for name in ended:  # the ended lease's checkpoints (best effort: a record may be gone already)
+            try:
+                snapshots.delete_checkpoint(slot.target, name, self.engine)
+            except SitectlError:
+                pass
         try:
             res = self.reset_fn(slot.target, sites or slot.sites, full, self.engine)
             ok, err = True, ""
@@ -251,6 +262,44 @@ class Pool:
         if slot.state != "idle":  # a diff read during the instance's reset would be half of each
             raise InstanceBusy(f"instance {slot.target.instance} is {slot.state}: read its diff when it is idle again")
         return snapshots.diff(slot.target, slot.target.stack.reset_sites(slot.sites), self.engine, named=bool(slot.sites))
+
+    def checkpoint(self, lease_id: str, op: str, name: str | None = None) -> dict:
+        """A checkpoint operation on lease ``lease_id``'s instance (its reset sites): ``op``
+        ``save``, ``restore`` (synchronous, under the instance lock), ``list`` or ``delete``
+        (docs/checkpoints.md). The checkpoints a lease saves are deleted when it ends.
+
+        Returns:
+            ``save``: ``{"name", "created", "sites": [{"site", "changed", "seconds"}]}``;
+            ``restore``: ``{"name", "sites": [reset row]}``; ``list``: ``{"checkpoints": [...]}``;
+            ``delete``: ``{"name", "dropped": [site]}``.
+
+        Raises:
+            LeaseError: unknown or ended lease.
+            InstanceBusy: the instance is resetting or failed.
+            UsageError, CheckpointUnavailable, StoreError: as :mod:`sitectl.snapshots.checkpoint`.
+        """
+        slot = self.slots[self.lease(lease_id).instance]
+        if slot.state != "idle":
+            raise InstanceBusy(f"instance {slot.target.instance} is {slot.state}: try again when it is idle")
+        t = slot.target
+        if op == "list":
+            return {"checkpoints": snapshots.list_checkpoints(t)}
+        if op == "save":
+            rec = snapshots.save_checkpoint(t, name, t.stack.reset_sites(slot.sites), self.engine, named=bool(slot.sites))
+            with self._lock:
+                slot.checkpoints.add(name)
+            return {"name": name, "created": rec["created"],
+                    "sites": [{"site": s, "changed": e["changed"], "seconds": e["seconds"]}
+                              for s, e in sorted(rec["sites"].items())]}
+        if op == "restore":
+            rows = snapshots.restore_checkpoint(t, name, None, self.engine, wait=LOCK_WAIT)
+            return {"name": name, "sites": [r.as_dict() for r in rows]}
+        if op == "delete":
+            done = snapshots.delete_checkpoint(t, name, self.engine)
+            with self._lock:
+                slot.checkpoints.discard(name)
+            return {"name": name, "dropped": done}
+        raise ValueError(f"unknown checkpoint operation {op!r}")
 
     def leased(self, instance: int) -> Lease | None:
         """The lease holding ``instance``, if any."""

@@ -10,6 +10,8 @@ One module a job:
 * :mod:`~sitectl.snapshots.journal`: the instance lock and the reset journal;
 * :mod:`~sitectl.snapshots.verify`: ``verify --deep``;
 * :mod:`~sitectl.snapshots.diff`: ``sitectl diff``, what changed since a snapshot;
+* :mod:`~sitectl.snapshots.checkpoint`: ``sitectl checkpoint``, mid-episode states kept as their
+  delta from golden;
 * :mod:`~sitectl.snapshots.archive`: ``snapshot export`` and ``import``;
 * :mod:`~sitectl.snapshots.containers`: bringing a site up so that its manifests stay true.
 
@@ -19,6 +21,10 @@ The names below are this layer's public API.
 from __future__ import annotations
 
 from sitectl.snapshots.archive import export, import_
+from sitectl.snapshots.checkpoint import delete as delete_checkpoint
+from sitectl.snapshots.checkpoint import list_checkpoints
+from sitectl.snapshots.checkpoint import restore as restore_checkpoint
+from sitectl.snapshots.checkpoint import save as save_checkpoint
 from sitectl.snapshots.containers import bring_up
 from sitectl.snapshots.diff import diff
 from sitectl.snapshots.manifest import (
@@ -33,6 +39,6 @@ from sitectl.snapshots.reset import SiteReset, recover, recover_pending, reset, 
 from sitectl.snapshots.take import create, delete, leftovers, prune, snapshot_site
 from sitectl.snapshots.verify import verify_deep
 
-__all__ = ["GOLDEN", "SiteReset", "bring_up", "create", "delete", "diff", "export", "forget_sites", "import_",
-           "leftovers", "list_snapshots", "prune", "manifest_path", "read_manifest", "recover", "recover_pending", "reset", "reset_site",
-           "snapshot_site", "verify_deep", "write_manifest"]
+__all__ = ["GOLDEN", "SiteReset", "bring_up", "create", "delete", "delete_checkpoint", "diff", "export", "forget_sites", "import_",
+           "leftovers", "list_checkpoints", "list_snapshots", "prune", "manifest_path", "read_manifest", "recover", "recover_pending", "reset", "reset_site",
+           "restore_checkpoint", "save_checkpoint", "snapshot_site", "verify_deep", "write_manifest"]

@@ -64,7 +64,7 @@ def _start_if_stopped(target: Target, site: Site, engine: Engine, res: SiteReset
     bring_up(target, site, engine, reporter)
     return True
 
-def _restore_stores(site: Site, stores: SiteStores, name: str, full: bool, res: SiteReset, reporter: Reporter) -> None:
+def restore_stores(site: Site, stores: SiteStores, name: str, full: bool, res: SiteReset, reporter: Reporter) -> None:
     """The delta (or ``full``) restore of one site's stores with its closing check, escalating
     delta → full on a mismatch; fills ``res``.
 
@@ -135,12 +135,12 @@ def _detected(stores: SiteStores, name: str) -> tuple[list[str], SiteChanges]:
 
 def _restore_paused(site: Site, stores: SiteStores, name: str, full: bool, res: SiteReset,
                     reporter: Reporter) -> None:
-    """:func:`_restore_stores` with the site's background jobs paused (``jobs`` in the stack
+    """:func:`restore_stores` with the site's background jobs paused (``jobs`` in the stack
     file) over every round trip: by the trips' own first and last steps
     (:meth:`SiteStores.jobs_inline`); a failed resume becomes a note of ``res``."""
     stores.notes = []
     with stores.jobs_inline():
-        _restore_stores(site, stores, name, full, res, reporter)
+        restore_stores(site, stores, name, full, res, reporter)
     res.notes += stores.notes
     for n in stores.notes:
         reporter.step(site.name, n)

@@ -16,21 +16,22 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from sitectl.errors import UsageError
+from sitectl.errors import CheckpointUnavailable, UsageError
 from sitectl.stores.transport import run_batch
 
 _SNAP_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}\Z")
 
 
-def check_snapshot_name(name: str) -> str:
-    """Snapshot names are lower-case letters, digits and ``_`` (max 31), starting with a letter.
+def check_snapshot_name(name: str, what: str = "snapshot") -> str:
+    """Snapshot (and checkpoint, ``what``) names are lower-case letters, digits and ``_`` (max
+    31), starting with a letter.
 
     Raises:
         sitectl.errors.UsageError: anything else (they become database and folder names).
     """
-    if not _SNAP_RE.match(name):
+    if not isinstance(name, str) or not _SNAP_RE.match(name):
         raise UsageError(
-            f"invalid snapshot name {name!r}: use lower-case letters, digits and _ (max 31), "
+            f"invalid {what} name {name!r}: use lower-case letters, digits and _ (max 31), "
             "starting with a letter"
         )
     return name
@@ -261,6 +262,61 @@ class Store(ABC):
     def import_payload(self, name: str, path: str, original: str) -> None:
         """Load a file written by :meth:`export_payload` (of snapshot ``original``) as snapshot
         ``name``."""
+
+    # -- checkpoints (sitectl.snapshots.checkpoint; docs/checkpoints.md) ----------------------
+    def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
+        """Keep what ``changes`` (this store's detection against snapshot ``golden``, read with
+        the site's jobs paused) found as checkpoint ``ckpt`` inside the container: the changed
+        rows, files or keys as they are now, and what was removed, nothing else. A checkpoint of
+        the same name is replaced.
+
+        Returns:
+            The store's entry of the checkpoint record (JSON): what :meth:`checkpoint_apply_requests`
+            needs besides the copies.
+
+        Raises:
+            CheckpointUnavailable: the store cannot keep this state as a delta from golden (this
+                default: any change at all; the SQL stores: a schema change or no change log).
+            StoreError: a copy failed.
+        """
+        if changes:
+            raise CheckpointUnavailable(f"{self.site}: {self.label} keeps no checkpoints and changed since {golden!r} "
+                                        f"({', '.join(changes.items[:3])}); take a named snapshot instead "
+                                        "(`sitectl snapshot create NAME`)")
+        return {}
+
+    def checkpoint_apply_requests(self, ckpt: str, golden: str, entry: dict) -> list:
+        """The requests that turn this store, at snapshot ``golden``, into checkpoint ``ckpt``
+        (``entry``: what :meth:`checkpoint_save` returned); their writes are logged as the
+        application's would be, so the change log then follows golden again. A request fails by
+        its exit code or SQL error. This default: none."""
+        return []
+
+    def checkpoint_check_requests(self, ckpt: str, entry: dict) -> list:
+        """The requests, run right after :meth:`checkpoint_apply_requests` in the same round trip,
+        whose results tell whether the store now holds checkpoint ``ckpt``'s content: digests of
+        the rows, listings of the files, read live and compared by :meth:`checkpoint_check` with
+        what the save read live (the container's copies are not trusted). This default: none."""
+        return []
+
+    def checkpoint_check(self, entry: dict, results: list, detected: list) -> list[str]:
+        """What differs from the content the save recorded in ``entry``, from the results of
+        :meth:`checkpoint_check_requests` and of :meth:`detect_requests` against golden, read in
+        the same round trip ([] when nothing does)."""
+        return []
+
+    def checkpoint_marks(self, changes: Changes) -> list[str]:
+        """What ``changes`` found, as the identities a checkpoint's restore must find again
+        (sorted :meth:`change_marks`)."""
+        return sorted(self.change_marks(changes))
+
+    def checkpoint_drop(self, ckpt: str) -> None:
+        """Delete checkpoint ``ckpt``'s copies in the container (no error when absent)."""
+
+    def checkpoint_held(self) -> set[str]:
+        """The names of the checkpoints whose copies this store holds in its container
+        (untrusted names filtered as :meth:`held`'s)."""
+        return set()
 
     def after_restore_requests(self) -> list:
         """Commands run after every store of the site restored (caches flush here)."""

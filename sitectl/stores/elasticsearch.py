@@ -34,6 +34,11 @@ from sitectl.stores.transport import Command, ExecTransport
 
 #: Where the snapshot records live inside the container.
 ROOT = "/var/lib/sitectl/snapshots/elasticsearch"
+#: Where checkpoint records live; a checkpoint's copies are named ``sitectl-ck.NAME-INDEX`` (a
+#: snapshot's ``sitectl-NAME-INDEX``; no snapshot name holds a dot).
+CKPT_ROOT = "/var/lib/sitectl/checkpoints/elasticsearch"
+#: An index pattern that matches nothing the helper looks at (sitectl's own copies are left out).
+_NOTHING = "sitectl-none-*"
 #: The helper program's text (stdlib only; see its docstring).
 HELPER = Path(es_helper.__file__).read_text(encoding="utf-8")
 #: Exit code of the helper when the snapshot has no record.
@@ -152,6 +157,57 @@ class ElasticsearchStore(Store):
         if not changes:
             return []
         return [Command(self._restore_argv(name, changes))]
+
+    # -- checkpoints (docs/checkpoints.md) --------------------------------------------------
+    def _ckpt_meta(self, ckpt: str) -> str:
+        return f"{CKPT_ROOT}/{ckpt}.json"
+
+    def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
+        """Checkpoint ``ckpt``: the indices changed since golden that exist now, copied whole
+        (``sitectl-ck.CKPT-INDEX``, the snapshot's way: an index is this store's unit) with
+        their record in ``/var/lib/sitectl/checkpoints/elasticsearch/CKPT.json``; the names of
+        the changed ones kept in the checkpoint record (those gone are deleted by the apply)."""
+        names = list(changes.detail.get("indices") or [])
+        gone = sorted(n for n in names if f"index {n} (deleted)" in changes.items)
+        kept = sorted(n for n in names if n not in gone)
+        self._run("snapshot", ",".join(kept) or _NOTHING, f"ck.{ckpt}", self._ckpt_meta(ckpt), what=f"checkpoint {ckpt}")
+        # What the restore's closing check compares: the live indices' digests, read now.
+        digests = self._run("digest", ",".join(kept), what="digest") if kept else {}
+        return {"indices": sorted(names), "copied": kept, "digests": digests if isinstance(digests, dict) else {}}
+
+    def checkpoint_check_requests(self, ckpt: str, entry: dict) -> list:
+        # The indices the checkpoint holds (those it deleted are in the detection's marks).
+        kept = list(entry.get("copied") or [])
+        return [Command(helper_argv("digest", self.url, ",".join(kept)))] if kept else []
+
+    def checkpoint_check(self, entry: dict, results: list, detected: list) -> list[str]:
+        if not results:
+            return []
+        (rc, out), = results
+        try:
+            got = self._parse(rc, out, "digest")
+        except StoreError as e:
+            return [str(e)]
+        want = entry.get("digests") or {}
+        got = got if isinstance(got, dict) else {}
+        return [f"index {n}" for n in sorted(set(want) | set(got)) if want.get(n) != got.get(n)]
+
+    def checkpoint_apply_requests(self, ckpt: str, golden: str, entry: dict) -> list:
+        names = list(entry.get("indices") or [])
+        if not names:
+            return []
+        return [Command(helper_argv("restore", self.url, self.patterns, f"ck.{ckpt}", self._ckpt_meta(ckpt), *names))]
+
+    def checkpoint_marks(self, changes: Changes) -> list[str]:
+        # The indices: a re-made index reads "re-made" where the written one read "docs, ...".
+        return sorted(changes.detail.get("indices") or [])
+
+    def checkpoint_drop(self, ckpt: str) -> None:
+        self._run("drop", f"ck.{ckpt}", self._ckpt_meta(ckpt), what=f"drop checkpoint {ckpt}")
+
+    def checkpoint_held(self) -> set[str]:
+        out = self.transport.run(["sh", "-c", LIST_NAMES_SH, "sh", CKPT_ROOT, ".json"], "list checkpoint copies")
+        return valid_names(out.splitlines())
 
     # -- proof ------------------------------------------------------------------------------
     def fingerprint(self, name: str | None = None) -> dict[str, str]:

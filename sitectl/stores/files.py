@@ -40,6 +40,8 @@ from sitectl.stores.base import LIST_NAMES_SH, Changes, DiffLimits, Store, valid
 from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_lines
 
 ROOT = "/var/lib/sitectl/snapshots/files"
+#: Where checkpoints keep their files (``<CKPT_ROOT>/<checkpoint>/<folder index>/``).
+CKPT_ROOT = "/var/lib/sitectl/checkpoints/files"
 #: The container's userland record: ``python PATH`` or ``sh``, one line, written by the first
 #: files command that runs in the container (see :data:`WAY_SH`).
 RECORD = "/var/lib/sitectl/userland"
@@ -463,6 +465,102 @@ class FilesStore(Store):
         touched |= {r for r in changed if rec[r][0] == "d"}
         ops += [f"time:{_arg(r)}" for r in sorted(touched, key=lambda x: -x.count("/"))]
         return [Command(helper_argv("restore", self.paths[i], self._snap(name, i), *chunk)) for chunk in _chunks(ops)]
+
+    # -- checkpoints (docs/checkpoints.md) ------------------------------------------------
+    def _ckpt(self, ckpt: str, i: int) -> str:
+        return f"{CKPT_ROOT}/{ckpt}/{i}"
+
+    @staticmethod
+    def _ancestors(rels: list[str]) -> list[str]:
+        """The folders above ``rels`` (relative paths), the folder itself (``""``) left out."""
+        out = set()
+        for r in rels:
+            parts = r.split("/")[:-1]
+            out |= {"/".join(parts[:j]) for j in range(1, len(parts) + 1)}
+        return sorted(out)
+
+    @staticmethod
+    def _ckpt_ops(present: list[str], absent: list[str], folders: list[str]) -> list[str]:
+        """The helper's restore operations that make a folder's entries ``present`` those of the
+        source folder and remove ``absent``: ``folders`` (the entries' parents and the folders
+        whose own metadata changed) made and given their mode and owner, shallowest first; each
+        entry copied (not again below an entry already copied); the folders' times, deepest
+        first, once their content is in place."""
+        def depth(x: str) -> tuple:
+            return (x.count("/"), x)
+        copied: list[str] = []
+        for r in sorted(present, key=depth):
+            if not any(r.startswith(c + "/") for c in copied):
+                copied.append(r)
+        return ([f"rm:{_arg(r)}" for r in sorted(absent, key=depth)]
+                + [f"dir:{_arg(r)}" for r in sorted(folders, key=depth)]
+                + [f"cp:{_arg(r)}" for r in copied]
+                + [f"time:{_arg(r)}" for r in sorted(folders, key=lambda x: (-x.count("/"), x)) if r])
+
+    def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
+        """Checkpoint ``ckpt`` in ``/var/lib/sitectl/checkpoints/files/CKPT/<n>/``: per folder,
+        the entries changed or added since golden as they are now (copied with the restore's
+        helper, live folder as its source: nanosecond times, owners, modes, links as links),
+        the folders above them with their mode, owner and times, and the list of entries that
+        are gone (kept in the checkpoint record)."""
+        self.transport.run(["rm", "-rf", "--", f"{CKPT_ROOT}/{ckpt}"], f"checkpoint {ckpt}")
+        entry: dict[str, dict] = {}
+        for i, d in sorted((changes.detail or {}).items(), key=lambda x: int(x[0])):
+            i = int(i)
+            p = self.paths[i]
+            candidates = sorted(set(d["changed"]) | set(d["added"]))
+            present: set[str] = set()
+            for chunk in _chunks([_arg(f"./{r}") for r in candidates]):
+                out = self.transport.run(helper_argv("check", p, self._list_file(golden, i), *chunk), f"list {p}")
+                present |= {(r[2:] if r.startswith("./") else r) for r in _parse_listing(_records(out))}
+            absent = sorted(r for r in d["changed"] if r not in present)
+            kept = sorted(r for r in candidates if r in present)
+            folders = sorted(set(self._ancestors(kept + absent)) | set(d["dirs"]))
+            self.transport.run(["sh", "-c", files_sh.PRIVATE_FOLDER_SH, "sh", self._ckpt(ckpt, i)], f"checkpoint {ckpt}")
+            for chunk in _chunks(self._ckpt_ops(kept, [], folders)):
+                self.transport.run(helper_argv("restore", self._ckpt(ckpt, i), p, *chunk), f"checkpoint {p}")
+            entry[str(i)] = {"present": kept, "absent": absent, "folders": folders}
+        # What the restore's closing check compares: every entry that differs from golden, with
+        # its listing (type, mode, owner, size, time), read now; the detection reads the same.
+        (res,) = self.transport.run_many([self._diff_command(golden, range(len(self.paths))).argv], "list changes")
+        return {"folders": entry, "listed": self._live_records(res)}
+
+    def _live_records(self, res: tuple[int, str]) -> dict[str, list]:
+        """``{"<folder index>\\t<path>": listing}`` of every live entry a ``diff`` result over all
+        the folders lists as differing from the snapshot (those below an added folder too)."""
+        out = {}
+        for i, text in enumerate(self._checked(res, list(range(len(self.paths))))):
+            live = _parse_listing([r for r in _records(text) if not r.startswith("\t")])
+            out.update({f"{i}\t{r}": list(v) for r, v in live.items()})
+        return out
+
+    def checkpoint_check(self, entry: dict, results: list, detected: list) -> list[str]:
+        # The detection of the same round trip lists every live entry that differs from golden.
+        try:
+            got = self._live_records(detected[0])
+        except (StoreError, IndexError) as e:
+            return [f"listing failed: {e}"]
+        want = entry.get("listed") or {}
+        return [f"file {self.paths[int(k.split(chr(9), 1)[0])]}/{shown(k.split(chr(9), 1)[1])}"
+                for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
+
+    def checkpoint_apply_requests(self, ckpt: str, golden: str, entry: dict) -> list:
+        """Per folder, the helper's restore from the checkpoint's copy: the entries gone at the
+        checkpoint removed, its entries copied in, the folders above them given the
+        checkpoint's mode, owner and times."""
+        out = []
+        for i, e in sorted((entry.get("folders") or {}).items(), key=lambda x: int(x[0])):
+            ops = self._ckpt_ops(e["present"], e["absent"], e["folders"])
+            out += [Command(helper_argv("restore", self.paths[int(i)], self._ckpt(ckpt, int(i)), *chunk))
+                    for chunk in _chunks(ops)]
+        return out
+
+    def checkpoint_drop(self, ckpt: str) -> None:
+        self.transport.run(["rm", "-rf", "--", f"{CKPT_ROOT}/{ckpt}"], f"drop checkpoint {ckpt}")
+
+    def checkpoint_held(self) -> set[str]:
+        out = self.transport.run(["sh", "-c", LIST_NAMES_SH, "sh", CKPT_ROOT, ""], "list checkpoint copies")
+        return valid_names(out.splitlines())
 
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
         out = {}

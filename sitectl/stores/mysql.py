@@ -34,7 +34,7 @@ import json
 import re
 from decimal import Decimal
 
-from sitectl.errors import StoreError
+from sitectl.errors import CheckpointUnavailable, StoreError
 from sitectl.stores import cascades
 from sitectl.stores.base import Changes, DiffLimits, Store, hex_names, row_changes
 from sitectl.stores.literals import m_value, q_ident
@@ -144,6 +144,36 @@ def _key_order(key):
 
 
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?\Z")
+
+#: Key column types whose value, as sitectl's triggers log it in a JSON array, a comparison with
+#: the column matches exactly (integers cast back to integers, so the primary-key index is used);
+#: a table keyed by another type (binary, floating point, JSON, spatial) is kept whole by a
+#: checkpoint.
+_TEXT_KEY_TYPES = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "date",
+                   "datetime", "timestamp", "time", "year", "decimal"}
+
+
+def _logged_key_match(alias: str, cols: list[tuple[str, str, str]]) -> str | None:
+    """Conditions matching the row ``alias`` to the logged key ``k.pk`` (the JSON array
+    sitectl's triggers wrote), column by column: ``cols`` are the key's ``(column, data_type,
+    column_type)`` as information_schema.COLUMNS gives them. None when a column's type has no
+    exact match (:data:`_TEXT_KEY_TYPES`, integers)."""
+    parts = []
+    for i, (c, dt, ct) in enumerate(cols):
+        v = f"JSON_UNQUOTE(JSON_EXTRACT(k.pk, '$[{i}]'))"
+        if dt in _INTEGER_TYPES:
+            parts.append(f"{alias}.{q_ident(c)} = CAST({v} AS {'UNSIGNED' if 'unsigned' in ct else 'SIGNED'})")
+        elif dt in _TEXT_KEY_TYPES:
+            parts.append(f"{alias}.{q_ident(c)} = {v}")
+        else:
+            return None
+    return " AND ".join(parts) if parts else None
+
+
+def _ckpt_copy(table: str, side: str) -> str:
+    """The name of a checkpoint's copy of ``table``: ``r_`` (its rows at the logged keys now) or
+    ``d_`` (golden's rows at the logged keys that are gone now) + the MD5 of the name."""
+    return f"{side}_{hashlib.md5(table.encode()).hexdigest()}"
 
 
 class MysqlStore(Store):
@@ -1051,13 +1081,242 @@ class MysqlStore(Store):
             stmts.append(f"INSERT INTO {TRACK_DB}.baseline VALUES {','.join(rows)};")
         self.sql("".join(stmts), "refresh baseline")
 
+    # -- checkpoints (docs/checkpoints.md) ------------------------------------------------
+    def ckpt_db(self, ckpt: str) -> str:
+        """The database that holds checkpoint ``ckpt``'s rows."""
+        return f"sitectl_c_{ckpt}"
+
+    def _columns(self, tables: list[str]) -> tuple[dict[str, list[tuple[str, str, str]]], dict[str, list[list[str]]]]:
+        """Of each live table among ``tables``: its primary key's ``(column, data_type,
+        column_type)`` in key order, and every column's ``[column, data_type]`` in table order."""
+        if not tables:
+            return {}, {}
+        names = ",".join(m_value(t) for t in tables)
+        keys: dict[str, list[tuple[str, str, str]]] = {}
+        cols: dict[str, list[list[str]]] = {}
+        for tag, t, c, dt, ct in self.sql(
+                "SELECT 'K', s.table_name, s.column_name, c.data_type, c.column_type FROM information_schema.statistics s"
+                " JOIN information_schema.columns c ON c.table_schema = s.table_schema AND c.table_name = s.table_name"
+                f" AND c.column_name = s.column_name WHERE s.table_schema={m_value(self.db)} AND s.index_name='PRIMARY'"
+                f" AND s.table_name IN ({names}) ORDER BY s.table_name, s.seq_in_index;"
+                " SELECT 'C', table_name, column_name, data_type, '' FROM information_schema.columns WHERE table_schema="
+                f"{m_value(self.db)} AND table_name IN ({names}) ORDER BY table_name, ordinal_position",
+                "read columns"):
+            if tag == "K":
+                keys.setdefault(t, []).append((c, dt.lower(), ct.lower()))
+            else:
+                cols.setdefault(t, []).append([c, dt.lower()])
+        return keys, cols
+
+    def _ckpt_digest_sql(self, ckpt: str, tables: dict[str, dict]) -> list[str]:
+        """Queries giving, per checkpointed table, ``(table, rows, digest)`` of its live rows at
+        the checkpoint's keys (all rows when it is kept whole): the count and an XOR of each
+        row's SHA-256 over every column, each by its bytes (DECIMAL by its exact text, FLOAT and
+        DOUBLE as DECIMAL(65,30), as :meth:`fingerprint`)."""
+        cdb, db = q_ident(self.ckpt_db(ckpt)), q_ident(self.db)
+        sels = []
+        for t, info in sorted(tables.items()):
+            exprs = []
+            for c, dt in info["cols"]:
+                x = f"x.{q_ident(c)}"
+                exprs.append(f"IFNULL(HEX(CAST({x} AS CHAR)),'~')" if dt == "decimal"
+                             else f"IFNULL(HEX(CAST(CAST({x} AS DECIMAL(65,30)) AS CHAR)),'~')" if dt in ("float", "double")
+                             else f"IFNULL(HEX({x}),'~')")
+            src = (f"{db}.{q_ident(t)} x" if info["whole"]
+                   else f"{cdb}.__keys k JOIN {db}.{q_ident(t)} x ON k.tbl = {m_value(t)} AND {info['match']}")
+            row = ", ".join(exprs) or "''"
+            sels.append(f"SELECT {m_value(t)}, COUNT(*), IFNULL(BIT_XOR(CAST(CONV(LEFT(SHA2(CONCAT_WS('|', {row}), 256), "
+                        f"16), 16, 10) AS UNSIGNED)), 0) FROM {src}")
+        return [" UNION ALL ".join(sels[i:i + 40]) + ";" for i in range(0, len(sels), 40)]
+
+    def checkpoint_check_requests(self, ckpt: str, entry: dict) -> list:
+        tables = entry.get("tables") or {}
+        return [self.session.request(q) for q in self._ckpt_digest_sql(ckpt, tables)] if tables else []
+
+    def checkpoint_check(self, entry: dict, results: list, detected: list) -> list[str]:
+        want = entry.get("digests") or {}
+        got = {t: f"{n}:{x}" for res in results for t, n, x in (res.rows if res.ok else [])}
+        bad = [r.error[-200:] for r in results if not r.ok]
+        return bad + [f"table {t} (rows {got.get(t, 'unread')}, saved {want[t]})" for t in sorted(want)
+                      if got.get(t) != want[t]]
+
+    def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
+        """Checkpoint ``ckpt`` as database ``sitectl_c_CKPT``: ``__keys``, the change log as it
+        is (every key logged since golden); per logged table, ``r_<md5>`` with its live rows at
+        those keys and ``d_<md5>`` with golden's rows at the keys whose row is gone now (a table
+        without a primary key, or keyed by a type no logged value matches exactly, is copied
+        whole into ``r_<md5>``); ``__ai``, every table's AUTO_INCREMENT counter. All read in one
+        transaction, matched to the log server-side (no key travels through the client, so
+        4-byte characters in keys are kept).
+
+        Raises:
+            CheckpointUnavailable: the change log does not follow ``golden``, or a table was
+                created, altered, rebuilt or truncated, or a view or routine changed (a
+                checkpoint keeps rows, not definitions).
+        """
+        d = changes.detail
+        counted = self._count_only(d.get("rebuild") or []) if self.diffable(changes) and not d.get("full") else set()
+        moved = sorted(set(d.get("rebuild") or []) - counted) + sorted(d.get("extra") or [])
+        if not self.diffable(changes) or d.get("full"):
+            why = "its change log does not follow golden"
+        elif moved:
+            why = "tables were created, rebuilt, truncated or altered since golden (" + ", ".join(moved[:5]) + ")"
+        elif d.get("objects"):
+            why = "views, routines or events changed since golden"
+        else:
+            why = ""
+        if why:
+            raise CheckpointUnavailable(f"{self.site}: {self.label}: {why}; a checkpoint keeps changed rows only")
+        cdb, gdb, db = q_ident(self.ckpt_db(ckpt)), q_ident(self.snap_db(golden)), q_ident(self.db)
+        tables = sorted(set(d["keys"]) | counted)
+        keycols, allcols = self._columns(tables)
+        ddl = [f"DROP DATABASE IF EXISTS {cdb};", f"CREATE DATABASE {cdb};",
+               f"CREATE TABLE {cdb}.__keys LIKE {TRACK_DB}.changes;",
+               f"CREATE TABLE {cdb}.__ai (tbl VARCHAR(64) PRIMARY KEY, auto_inc BIGINT);"]
+        fill = ["SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;", "START TRANSACTION;",
+                f"INSERT INTO {cdb}.__keys SELECT * FROM {TRACK_DB}.changes;"]
+        entry: dict[str, dict] = {}
+        for t in tables:
+            live, r, dl = f"{db}.{q_ident(t)}", f"{cdb}.{_ckpt_copy(t, 'r')}", f"{cdb}.{_ckpt_copy(t, 'd')}"
+            cols = keycols.get(t, [])
+            match = None if t in counted or "" in d["keys"].get(t, []) else _logged_key_match("x", cols)
+            ddl.append(f"CREATE TABLE {r} LIKE {live};")
+            if match is None:
+                fill.append(f"INSERT INTO {r} SELECT * FROM {live};")
+                entry[t] = {"whole": True, "key": [], "cols": allcols.get(t, [])}
+                continue
+            same = " AND ".join(f"l.{q_ident(c)} = x.{q_ident(c)}" for c, _, _ in cols)
+            ddl.append(f"CREATE TABLE {dl} LIKE {live};")
+            fill.append(f"INSERT INTO {r} SELECT x.* FROM {cdb}.__keys k JOIN {live} x ON k.tbl = {m_value(t)} AND {match};")
+            fill.append(f"INSERT INTO {dl} SELECT x.* FROM {cdb}.__keys k JOIN {gdb}.{q_ident(t)} x ON k.tbl = {m_value(t)} "
+                        f"AND {match} WHERE NOT EXISTS (SELECT 1 FROM {live} l WHERE {same});")
+            entry[t] = {"whole": False, "key": [c for c, _, _ in cols], "match": match, "cols": allcols.get(t, [])}
+        # What the restore's closing check compares: the live rows, read with the copies.
+        fill += self._ckpt_digest_sql(ckpt, entry)
+        fill.append(f"INSERT INTO {cdb}.__ai SELECT table_name, auto_increment FROM information_schema.tables WHERE "
+                    f"table_schema = {m_value(self.db)} AND table_type = 'BASE TABLE' AND auto_increment IS NOT NULL;")
+        fill.append("COMMIT;")
+        fill.append(f"SELECT '', 0, IFNULL(SUM(data_length + index_length), 0) FROM information_schema.tables "
+                    f"WHERE table_schema = {m_value(self.ckpt_db(ckpt))};")
+        self.session.query_chunks(ddl, f"checkpoint {ckpt}")
+        rows = self.sql("\n".join(fill), f"checkpoint {ckpt}")
+        digests = {t: f"{n}:{x}" for t, n, x in rows if t}
+        size = next((int(x) for t, _, x in rows if not t), 0)
+        return {"tables": entry, "targets": d.get("targets") or {}, "autoinc": list(d.get("autoinc") or []),
+                "digests": digests, "size": size}
+
+    def _count_only(self, rebuilt: list[str]) -> set[str]:
+        """The tables among ``rebuilt`` that are told apart by their row count only (another
+        engine than InnoDB, :meth:`_state_sql`) and whose definition is the baseline's: their
+        rows changed (inserted or deleted, perhaps truncated); a checkpoint keeps them whole."""
+        if not rebuilt:
+            return set()
+        base = {t: (i, h) for t, i, h in self.sql(
+            f"SELECT tbl, table_id, defn FROM {TRACK_DB}.baseline WHERE db={m_value(self.db)} AND tbl IN "
+            f"({','.join(m_value(t) for t in rebuilt)})", "read baseline")}
+        now = self._state()
+        return {t for t in rebuilt if t in base and t in now and int(base[t][0]) < 0 and int(now[t][0]) < 0
+                and base[t][1] == now[t][1]}
+
+    @staticmethod
+    def _apply_order(tables: list[str], targets: dict[str, dict]) -> list[str]:
+        """``tables`` and every table the application's triggers on them may write, and theirs in
+        turn, sources before the tables they write (a cycle's rest in name order)."""
+        reach, queue = set(tables), sorted(tables)
+        while queue:
+            for w in sorted(targets.get(queue.pop(0)) or {}):
+                if w not in reach:
+                    reach.add(w)
+                    queue.append(w)
+        indeg = {t: 0 for t in reach}
+        for t in reach:
+            for w in targets.get(t) or {}:
+                if w in reach and w != t:
+                    indeg[w] += 1
+        order: list[str] = []
+        ready = sorted(t for t, n in indeg.items() if n == 0)
+        while ready:
+            t = ready.pop(0)
+            order.append(t)
+            for w in sorted(targets.get(t) or {}):
+                if w in indeg and w != t:
+                    indeg[w] -= 1
+                    if indeg[w] == 0:
+                        ready.append(w)
+                        ready.sort()
+        return order + sorted(reach - set(order))
+
+    def checkpoint_apply_requests(self, ckpt: str, golden: str, entry: dict) -> list:
+        """One SQL text, run on golden's state: in one transaction with foreign-key checks off,
+        the tables in :meth:`_apply_order`; a table the application's triggers on earlier ones
+        wrote first gets golden's rows back at the keys they logged (the reset's catch-up), then
+        each checkpointed table loses its rows at the checkpoint's keys and gets the
+        checkpoint's rows (its own triggers' logging off while it is written); the checkpoint's
+        keys go into the change log, which then follows golden as if the application had
+        written them. After the commit, every touched table's AUTO_INCREMENT becomes the
+        checkpoint's (an ALTER only where it differs)."""
+        tables: dict[str, dict] = entry.get("tables") or {}
+        targets: dict[str, dict] = entry.get("targets") or {}
+        cdb, gdb, db = q_ident(self.ckpt_db(ckpt)), q_ident(self.snap_db(golden)), q_ident(self.db)
+        order = self._apply_order(sorted(tables), targets)
+        written = {w for t in order for w in (targets.get(t) or {}) if w != t}
+        stmts = ["SET FOREIGN_KEY_CHECKS=0;", "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;",
+                 "START TRANSACTION;", f"USE {db};",
+                 f"CREATE TEMPORARY TABLE IF NOT EXISTS {TRACK_DB}.sitectl_keys LIKE {TRACK_DB}.changes;"]
+        cols_of = {w: c for t in order for w, c in (targets.get(t) or {}).items()}
+        for t in order:
+            if t in written:
+                stmts += self._catch_up_sql(gdb, t, cols_of.get(t, []))
+            if t not in tables:
+                continue
+            live, r, dl = f"{db}.{q_ident(t)}", f"{cdb}.{_ckpt_copy(t, 'r')}", f"{cdb}.{_ckpt_copy(t, 'd')}"
+            stmts.append(f"SET @sitectl_restoring={m_value(_table_tag(t))};")
+            if tables[t].get("whole"):
+                stmts.append(f"DELETE FROM {live};")
+            else:
+                same = " AND ".join(f"l.{q_ident(c)} = c.{q_ident(c)}" for c in tables[t]["key"])
+                stmts.append(f"DELETE l FROM {live} l JOIN {r} c ON {same};")
+                stmts.append(f"DELETE l FROM {live} l JOIN {dl} c ON {same};")
+            stmts.append(f"INSERT INTO {live} SELECT * FROM {r};")
+        stmts += ["SET @sitectl_restoring=NULL;", f"INSERT IGNORE INTO {TRACK_DB}.changes SELECT * FROM {cdb}.__keys;",
+                  "COMMIT;"]
+        for t in sorted(set(order) | set(entry.get("autoinc") or [])):
+            alter = f"CONCAT({m_value(f'ALTER TABLE {db}.{q_ident(t)} AUTO_INCREMENT=')}, @sitectl_a)"
+            stmts.append(
+                f"SET @sitectl_a = (SELECT auto_inc FROM {cdb}.__ai WHERE tbl = {m_value(t)}); SET @sitectl_s = "
+                f"IF(@sitectl_a IS NULL OR (SELECT auto_increment FROM information_schema.tables WHERE table_schema="
+                f"{m_value(self.db)} AND table_name={m_value(t)}) <=> @sitectl_a, 'DO 0', {alter}); "
+                "PREPARE sitectl_s FROM @sitectl_s; EXECUTE sitectl_s; DEALLOCATE PREPARE sitectl_s;")
+        return [self.session.request("\n".join(stmts))]
+
+    def checkpoint_drop(self, ckpt: str) -> None:
+        self.sql(f"DROP DATABASE IF EXISTS {q_ident(self.ckpt_db(ckpt))}", f"drop checkpoint {ckpt}")
+
+    def checkpoint_held(self) -> set[str]:
+        rows = self.sql("SELECT HEX(schema_name) FROM information_schema.schemata WHERE schema_name LIKE 'sitectl\\_c\\_%'")
+        return hex_names("\n".join(r[0] for r in rows), "sitectl_c_")
+
+    #: Version of :meth:`fingerprint`'s digests (its ``fingerprint format`` item). 2: fractional
+    #: numbers are digested by their value, not HEX()'s integer (HEX(12.5) and HEX(12.6) are both
+    #: "D": MariaDB and MySQL convert a number to BIGINT first).
+    FINGERPRINT_FORMAT = "2"
+
     def fingerprint(self, name: str | None = None) -> dict[str, str]:
+        """Per table ``"rows:digest"`` (the count and an XOR of each row's SHA-256 over every
+        column: text, binary and integers by their bytes, DECIMAL by its exact text, FLOAT and
+        DOUBLE by their value as DECIMAL(65,30)), per table its AUTO_INCREMENT counter, and
+        ``fingerprint format`` (:data:`FINGERPRINT_FORMAT`)."""
         schema = self.snap_db(name) if name else self.db
+        col = "CONCAT('`', REPLACE(column_name,'`','``'), '`')"
         cols = self.sql(
-            "SELECT table_name, GROUP_CONCAT(CONCAT('IFNULL(HEX(', '`', REPLACE(column_name,'`','``'), '`', '),''~'')')"
+            "SELECT table_name, GROUP_CONCAT(CASE data_type"
+            f" WHEN 'decimal' THEN CONCAT('IFNULL(HEX(CAST(', {col}, ' AS CHAR)),''~'')')"
+            f" WHEN 'float' THEN CONCAT('IFNULL(HEX(CAST(CAST(', {col}, ' AS DECIMAL(65,30)) AS CHAR)),''~'')')"
+            f" WHEN 'double' THEN CONCAT('IFNULL(HEX(CAST(CAST(', {col}, ' AS DECIMAL(65,30)) AS CHAR)),''~'')')"
+            f" ELSE CONCAT('IFNULL(HEX(', {col}, '),''~'')') END"
             " ORDER BY ordinal_position SEPARATOR ',') FROM information_schema.columns WHERE table_schema="
             f"{m_value(schema)} AND table_name NOT LIKE '\\_\\_%' GROUP BY table_name ORDER BY table_name", "read columns")
-        out: dict[str, str] = {}
+        out: dict[str, str] = {"fingerprint format": self.FINGERPRINT_FORMAT}
         # Order-independent row digest: count + XOR of the first 64 bits of each row's MD5.
         selects = [f"SELECT {m_value(t)}, COUNT(*), IFNULL(BIT_XOR(CAST(CONV(LEFT(SHA2(CONCAT_WS('|',{c}), 256),16),16,10) AS UNSIGNED)),0)"
                    f" FROM {q_ident(schema)}.{q_ident(t)}" for t, c in cols]

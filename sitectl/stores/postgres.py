@@ -44,7 +44,7 @@ import hashlib
 import json
 import uuid
 
-from sitectl.errors import StoreError
+from sitectl.errors import CheckpointUnavailable, StoreError
 from sitectl.stores.base import Changes, DiffLimits, Store, hex_names, row_changes
 from sitectl.stores.literals import pg_value
 from sitectl.stores.sql import SQL_BUDGET, SqlResult, SqlSession, retry_deadlocks, take_when_quiet
@@ -987,6 +987,127 @@ class PostgresStore(Store):
         for o, d in self.sql(objs, "fingerprint schema objects"):
             out[f"object {json.loads(o)}"] = d
         return out
+
+    # -- checkpoints (docs/checkpoints.md) ------------------------------------------------
+    def ckpt_schema(self, ckpt: str) -> str:
+        """The schema that holds checkpoint ``ckpt``'s rows."""
+        return f"sitectl_c_{ckpt}"
+
+    def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
+        """Checkpoint ``ckpt`` as schema ``sitectl_c_CKPT``, in one ``REPEATABLE READ``
+        transaction: ``__keys``, the change log as it is (every key logged since golden, a
+        TRUNCATE's ``null`` too); per logged leaf a copy (named as a snapshot's) of its live rows
+        at those keys, or of all its rows when it has no primary key or was truncated (columns of
+        the application's types kept as text, as in a snapshot); ``__sequences``, the changed
+        sequences' values. Matched to the log server-side by the keys' typed values.
+
+        Raises:
+            CheckpointUnavailable: the change log does not follow ``golden``, or schema objects
+                were created, changed or dropped since (a checkpoint keeps rows, not definitions).
+        """
+        d = changes.detail
+        if not self.diffable(changes) or d.get("full") or d.get("added"):
+            what = [o for o in d.get("ddl") or [] if "DDL with no tracked" not in o and "sitectl's DDL log" not in o]
+            why = (f"schema objects changed since golden ({', '.join(what[:5])})" if self.diffable(changes) and what
+                   else "its change log does not follow golden")
+            raise CheckpointUnavailable(f"{self.site}: {self.label}: {why}; a checkpoint keeps changed rows only")
+        pks = self._keys_of(golden, changes)
+        cs = self.ckpt_schema(ckpt)
+        whole_logged = set(d.get("whole") or [])
+        stmts = ["SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;", _QUIET,
+                 f"DROP SCHEMA IF EXISTS {cs} CASCADE; CREATE SCHEMA {cs};",
+                 f"CREATE TABLE {cs}.__keys AS SELECT tbl, pk FROM sitectl.changes;"]
+        seqs = ", ".join(pg_value(q) for q in d.get("sequences") or [])
+        stmts.append(f"CREATE TABLE {cs}.__sequences AS SELECT s, l, c FROM sitectl.sequences()"
+                     + (f" WHERE s IN ({seqs});" if seqs else " WHERE false;"))
+        entry: dict[str, dict] = {}
+        for t in sorted(d["keys"]):
+            info = pks.get(t)
+            if info is None:
+                raise CheckpointUnavailable(f"{self.site}: {self.label}: table {t} is not in golden; a checkpoint "
+                                            "keeps changed rows only")
+            pk, cols = info["pk"], info["cols"]
+            sel = ", ".join(f"x.{_ident(c)}::text COLLATE \"default\" AS {_ident(c)}" if cast else f"x.{_ident(c)}"
+                            for c, cast in cols) or "x.*"
+            copy = f"{cs}.{_qname(t)}"
+            whole = not pk or t in whole_logged
+            if whole:
+                stmts.append(f"CREATE TABLE {copy} AS SELECT {sel} FROM ONLY {t} x;")
+            else:
+                match, _ = _key_match(pk, cols)
+                stmts.append(f"CREATE TABLE {copy} AS SELECT {sel} FROM ONLY {t} x JOIN (SELECT pk FROM {cs}.__keys "
+                             f"WHERE tbl = {pg_value(t)} AND pk <> 'null') k ON {match};")
+            entry[t] = {"whole": whole, "pk": pk, "cols": cols}
+        # What the restore's closing check compares: the live rows and sequences, read with the copies.
+        stmts += self._ckpt_digest_sql(ckpt, entry, list(d.get("sequences") or []))
+        stmts.append(f"SELECT '', COALESCE(sum(pg_total_relation_size(c.oid)), 0)::text FROM pg_class c JOIN pg_namespace n "
+                     f"ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(cs)};")
+        rows = self.sql("BEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;", f"checkpoint {ckpt}")
+        return {"tables": entry, "sequences": list(d.get("sequences") or []),
+                "digests": {json.loads(k): v for k, v in rows if k}, "size": next((int(v) for k, v in rows if not k), 0)}
+
+    def _ckpt_digest_sql(self, ckpt: str, tables: dict[str, dict], sequences: list[str]) -> list[str]:
+        """Queries giving ``(name as JSON, digest)``: per checkpointed leaf, the count and an MD5
+        over the sorted MD5s of its live rows (as text) at the checkpoint's keys (all rows when
+        kept whole); per changed sequence, its value and whether it was called."""
+        cs = self.ckpt_schema(ckpt)
+        sels = []
+        for t, info in sorted(tables.items()):
+            if info.get("whole"):
+                src = f"ONLY {t} x"
+            else:
+                match, _ = _key_match(info["pk"], info["cols"])
+                src = (f"ONLY {t} x JOIN (SELECT pk FROM {cs}.__keys WHERE tbl = {pg_value(t)} AND pk <> 'null') k "
+                       f"ON {match}")
+            sels.append(f"SELECT to_json({pg_value('table ' + t)}::text)::text, count(*)::text || ':' || "
+                        f"COALESCE(md5(string_agg(md5(x::text), '' ORDER BY md5(x::text))), '') FROM {src}")
+        if sequences:
+            sels.append("SELECT to_json('sequence ' || v.s)::text, v.l::text || ':' || v.c::text FROM sitectl.sequences() v "
+                        f"WHERE v.s IN ({', '.join(pg_value(q) for q in sequences)})")
+        return [" UNION ALL ".join(sels[i:i + 50]) + ";" for i in range(0, len(sels), 50)]
+
+    def checkpoint_check_requests(self, ckpt: str, entry: dict) -> list:
+        tables, seqs = entry.get("tables") or {}, entry.get("sequences") or []
+        return [self.session.request(f"{_NO_JIT} {q}") for q in self._ckpt_digest_sql(ckpt, tables, seqs)]
+
+    def checkpoint_check(self, entry: dict, results: list, detected: list) -> list[str]:
+        want = entry.get("digests") or {}
+        got = {json.loads(k): v for res in results for k, v in (res.rows if res.ok else [])}
+        bad = [r.error[-200:] for r in results if not r.ok]
+        return bad + [f"{k} (now {got.get(k, 'unread')}, saved {want[k]})" for k in sorted(want) if got.get(k) != want[k]]
+
+    def checkpoint_apply_requests(self, ckpt: str, golden: str, entry: dict) -> list:
+        """One transaction, run on golden's state, with ``session_replication_role = replica``
+        (no trigger and no foreign-key action fires: what the application's triggers wrote
+        before the checkpoint is in it): each checkpointed leaf loses its rows at the
+        checkpoint's keys (all of them when kept whole) and gets the checkpoint's rows; the
+        checkpoint's keys go into the change log, which then follows golden as if the
+        application had written them; the changed sequences take the checkpoint's values."""
+        tables: dict[str, dict] = entry.get("tables") or {}
+        cs = self.ckpt_schema(ckpt)
+        stmts = ["SET LOCAL session_replication_role = replica;", _QUIET]
+        if tables:
+            stmts.append(f"LOCK TABLE {', '.join('ONLY ' + t for t in sorted(tables))} IN EXCLUSIVE MODE;")
+        for t, info in sorted(tables.items()):
+            copy = f"{cs}.{_qname(t)}"
+            if info.get("whole"):
+                stmts.append(f"DELETE FROM ONLY {t};")
+            else:
+                match, _ = _key_match(info["pk"], info["cols"])
+                stmts.append(f"DELETE FROM ONLY {t} x USING (SELECT pk FROM {cs}.__keys WHERE tbl = {pg_value(t)} "
+                             f"AND pk <> 'null') k WHERE {match};")
+            stmts.append(_insert(t, copy, info["cols"]))
+        stmts.append(f"INSERT INTO sitectl.changes SELECT tbl, pk FROM {cs}.__keys ON CONFLICT DO NOTHING;")
+        stmts.append(f"SELECT setval(g.s::regclass, g.l, g.c) FROM {cs}.__sequences g;")
+        return [self.session.request(f"{_NO_JIT}\nBEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;")]
+
+    def checkpoint_drop(self, ckpt: str) -> None:
+        self.sql(f"DROP SCHEMA IF EXISTS {self.ckpt_schema(ckpt)} CASCADE", f"drop checkpoint {ckpt}")
+
+    def checkpoint_held(self) -> set[str]:
+        rows = self.sql("SELECT encode(convert_to(nspname, 'UTF8'), 'hex') FROM pg_namespace "
+                        "WHERE nspname LIKE 'sitectl\\_c\\_%'")
+        return hex_names("\n".join(r[0] for r in rows), "sitectl_c_")
 
     def export_payload(self, name: str, stage: str) -> str | None:
         # The snapshot schema as a custom-format dump (its __schema table included).

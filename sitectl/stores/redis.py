@@ -78,6 +78,96 @@ end
 return #keys
 """
 
+# The digest a checkpoint's save and apply compare: of the keys of the selected database that
+# a snapshot would keep (no time to live, or at least ARGV floor ms left), sorted, each with its
+# DUMP value and whether it expires.
+_DURABLE_LUA = """
+local function durable(floor)
+  local all = redis.call('KEYS', '*')
+  table.sort(all)
+  local parts = {}
+  for i = 1, #all do
+    local t = redis.call('PTTL', all[i])
+    if t < 0 or t >= floor then
+      parts[#parts + 1] = redis.sha1hex(all[i] .. '\\0' .. redis.call('DUMP', all[i]) .. (t > 0 and '\\0e' or ''))
+    end
+  end
+  return #parts .. ':' .. redis.sha1hex(table.concat(parts))
+end
+"""
+# Checkpoint ARGV[3] of database ARGV[2] against snapshot ARGV[1]'s copies, in database 15 under
+# 'sitectl#c:CKPT:' (no snapshot name holds '#'): every key a snapshot would keep (ARGV[4]: the
+# floor of time to live, ms) whose DUMP value differs from the snapshot's copy or that the
+# snapshot lacks, with its time to live (kept in the hash 'sitectl#c:CKPT#ttl'; the copies never
+# expire), and the set 'sitectl#c:CKPT#gone' of the snapshot's keys that are gone (or would not
+# be kept). Returns {kept, gone, durable digest}.
+CKPT_SAVE_LUA = _DURABLE_LUA + """
+local golden, db, ck, floor = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local gp, cp = 'sitectl:' .. golden .. ':', 'sitectl#c:' .. ck .. ':'
+local ttls, gone = 'sitectl#c:' .. ck .. '#ttl', 'sitectl#c:' .. ck .. '#gone'
+redis.call('SELECT', 15)
+local old = redis.call('KEYS', cp .. '*')
+for i = 1, #old do redis.call('DEL', old[i]) end
+redis.call('DEL', ttls, gone, 'sitectl#c:' .. ck)
+local then_ = {}
+local copies = redis.call('KEYS', gp .. '*')
+for i = 1, #copies do then_[string.sub(copies[i], string.len(gp) + 1)] = redis.sha1hex(redis.call('DUMP', copies[i])) end
+redis.call('SELECT', db)
+local all = redis.call('KEYS', '*')
+local kept, left, seen = {}, {}, {}
+for i = 1, #all do
+  local k = all[i]
+  local t = redis.call('PTTL', k)
+  if t < 0 or t >= floor then
+    seen[k] = true
+    if then_[k] ~= redis.sha1hex(redis.call('DUMP', k)) then
+      kept[#kept + 1] = k
+      left[#kept] = t
+      redis.call('COPY', k, cp .. k, 'DB', 15)
+    end
+  end
+end
+local digest = durable(floor)
+redis.call('SELECT', 15)
+for i = 1, #kept do
+  if left[i] > 0 then
+    redis.call('PERSIST', cp .. kept[i])
+    redis.call('HSET', ttls, kept[i], left[i])
+  end
+end
+local n = 0
+for k, _ in pairs(then_) do
+  if not seen[k] then redis.call('SADD', gone, k) n = n + 1 end
+end
+redis.call('SET', 'sitectl#c:' .. ck, digest)
+return {#kept, n, digest}
+"""
+# Checkpoint ARGV[1] applied to database ARGV[2] (at the snapshot's keyspace): its gone keys
+# deleted, its kept keys copied in (replacing), each with the time to live it had when saved;
+# then the durable keys' digest must be the one saved (ARGV[3]: the floor), else an error.
+CKPT_APPLY_LUA = _DURABLE_LUA + """
+local ck, db, floor = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local cp = 'sitectl#c:' .. ck .. ':'
+local ttls, gone = 'sitectl#c:' .. ck .. '#ttl', 'sitectl#c:' .. ck .. '#gone'
+redis.call('SELECT', 15)
+local want = redis.call('GET', 'sitectl#c:' .. ck)
+if not want then return redis.error_reply('no checkpoint ' .. ck) end
+local keys = redis.call('KEYS', cp .. '*')
+local dead = redis.call('SMEMBERS', gone)
+local left = {}
+for i = 1, #keys do left[i] = redis.call('HGET', ttls, string.sub(keys[i], string.len(cp) + 1)) end
+redis.call('SELECT', db)
+for i = 1, #dead do redis.call('DEL', dead[i]) end
+redis.call('SELECT', 15)
+for i = 1, #keys do redis.call('COPY', keys[i], string.sub(keys[i], string.len(cp) + 1), 'DB', db, 'REPLACE') end
+redis.call('SELECT', db)
+for i = 1, #keys do
+  if left[i] then redis.call('PEXPIRE', string.sub(keys[i], string.len(cp) + 1), tonumber(left[i])) end
+end
+local got = durable(floor)
+if got ~= want then return redis.error_reply('the keyspace after the checkpoint is not the one saved (' .. got .. ', saved ' .. want .. ')') end
+return #keys
+"""
 # A digest of the keys, their DUMP values and whether each expires (ARGV[4]: the snapshot's TTL
 # hash, or '' for the live keyspace, whose own PTTL is read). The time left is not part of it:
 # it counts down by itself, and each restore sets golden's again. ARGV[5...]: key prefixes
@@ -292,6 +382,41 @@ class RedisStore(Store):
                 raise StoreError(f"{self.site}: redis payload line is malformed: {line[:80]!r}")
             args += parts
         self._eval(IMPORT_LUA, name, *args, what=f"import {name}")
+
+    # -- checkpoints (docs/checkpoints.md) ------------------------------------------------
+    def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
+        """Checkpoint ``ckpt`` in database 15 (:data:`CKPT_SAVE_LUA`, one atomic script): the
+        keys that differ from snapshot ``golden``'s copies or that it lacks, with their time to
+        live, and the names of its keys that are gone; as a snapshot, never the keys that expire
+        within :data:`MIN_TTL_MS` (caches and counters, which a reset drops too)."""
+        out = [ln.strip() for ln in out_lines(self._eval(CKPT_SAVE_LUA, golden, str(self.db), ckpt, str(MIN_TTL_MS),
+                                                          what=f"checkpoint {ckpt}")) if ln.strip()]
+        if len(out) != 3 or not out[0].isdigit() or not out[1].isdigit():
+            raise StoreError(f"{self.site}: redis checkpoint {ckpt}: unexpected answer {' | '.join(out)[-200:]}")
+        return {"keys": int(out[0]), "gone": int(out[1]), "digest": out[2]}
+
+    def checkpoint_apply_requests(self, ckpt: str, golden: str, entry: dict) -> list:
+        """The apply script (:data:`CKPT_APPLY_LUA`), which fails unless the keys a snapshot
+        would keep then digest as they did when saved."""
+        return [Command([*self.client, "EVAL", CKPT_APPLY_LUA, "0", ckpt, str(self.db), str(MIN_TTL_MS)])]
+
+    def checkpoint_marks(self, changes: Changes) -> list[str]:
+        # The apply checks the keyspace itself (its durable digest); a detection's counts include
+        # the keys that expire within the hour, which neither a snapshot nor a checkpoint keeps.
+        return []
+
+    def checkpoint_drop(self, ckpt: str) -> None:
+        self._eval("redis.call('SELECT', 15) local k = redis.call('KEYS', 'sitectl#c:' .. ARGV[1] .. ':*') "
+                   "for i = 1, #k do redis.call('DEL', k[i]) end redis.call('DEL', 'sitectl#c:' .. ARGV[1], "
+                   "'sitectl#c:' .. ARGV[1] .. '#ttl', 'sitectl#c:' .. ARGV[1] .. '#gone') return #k",
+                   ckpt, what=f"drop checkpoint {ckpt}")
+
+    def checkpoint_held(self) -> set[str]:
+        out = self._eval("redis.call('SELECT', 15) local k = redis.call('KEYS', 'sitectl#c:*') local seen = {} "
+                         "for i = 1, #k do local n = string.match(k[i], '^sitectl#c:([a-z][a-z0-9_]*)$') "
+                         "if n then seen[n] = true end end local o = {} for n in pairs(seen) do o[#o + 1] = n end "
+                         "return table.concat(o, ' ')", what="list checkpoint copies")
+        return valid_names(str(out or "").split())
 
     def held(self) -> set[str]:
         out = self._eval("redis.call('SELECT', 15) local k = redis.call('KEYS', 'sitectl:*') local seen = {} "

@@ -179,6 +179,76 @@ class SiteStores:
         for st in self.stores:
             st.drop(name)
 
+    # -- checkpoints (sitectl.snapshots.checkpoint) -----------------------------------------
+    def checkpoint_save(self, ckpt: str, golden: str, found: SiteChanges) -> dict[str, dict]:
+        """Each store's :meth:`~sitectl.stores.base.Store.checkpoint_save` of what ``found``
+        (a detection against ``golden``) lists; returns ``{store label: entry}``.
+
+        Raises:
+            CheckpointUnavailable: a store cannot keep its changes as a delta from golden.
+            StoreError: a copy failed.
+        """
+        return {st.label: st.checkpoint_save(ckpt, golden, c) for st, c in found.per_store}
+
+    @staticmethod
+    def checkpoint_marks(found: SiteChanges) -> dict[str, list[str]]:
+        """``{store label: marks}`` of a detection (:meth:`~sitectl.stores.base.Store.checkpoint_marks`):
+        what a checkpoint's restore must find again."""
+        return {st.label: st.checkpoint_marks(c) for st, c in found.per_store}
+
+    def checkpoint_apply(self, ckpt: str, golden: str, entries: dict[str, dict],
+                         before: list | None = None) -> tuple[SiteChanges, list[str]]:
+        """Apply checkpoint ``ckpt`` (``entries``: its record's ``{store label: entry}``) to the
+        stores, which are at snapshot ``golden`` (or get there by ``before``: a delta restore's
+        requests, run first in the same round trip); read back what the save recorded of its
+        content (:meth:`~sitectl.stores.base.Store.checkpoint_check_requests`); flush the caches;
+        detect against ``golden``: in one round trip when every request can run in one
+        ``docker exec`` (again when the server ended it as a deadlock's victim), else the apply
+        first and the rest in a second trip.
+
+        Returns:
+            The detection, and what differs from the saved content, store by store ([] when
+            nothing does).
+
+        Raises:
+            StoreError: a request of ``before`` or of the apply failed (the message names it).
+        """
+        stores = self.stores
+        if not stores:
+            return SiteChanges(), []
+        apply = list(before or []) + [r for st in stores
+                                      for r in st.checkpoint_apply_requests(ckpt, golden, entries.get(st.label) or {})]
+        checks = [st.checkpoint_check_requests(ckpt, entries.get(st.label) or {}) for st in stores]
+        flush = [a for st in stores for a in st.after_restore_requests()]
+        groups = [st.detect_requests(golden) for st in stores]
+        after = [r for g in checks for r in g] + flush + [r for g in groups for r in g]
+        argvs = [r.argv for r in apply + after]
+
+        def checked(results: list, names: list[str]) -> None:
+            for what, res in zip(names, results):
+                err = failure(res)
+                if err is not None:
+                    raise StoreError(f"{stores[0].site}: {what} of checkpoint {ckpt} failed: {err}")
+
+        def trip(reqs: list, names: list[str]) -> list:
+            results = self._run(reqs, f"{stores[0].site} checkpoint {ckpt}")
+            checked(results, names)
+            return results
+
+        nc = sum(len(g) for g in checks)
+        if any(a is None for a in argvs) or not fits(argvs):
+            if apply:
+                retry_deadlocks(lambda: trip(apply, ["apply"] * len(apply)))
+            results = trip(after, ["check"] * nc + ["flush"] * len(flush))
+        else:
+            results = retry_deadlocks(lambda: trip(apply + after, ["apply"] * len(apply) + ["check"] * nc
+                                                   + ["flush"] * len(flush)))[len(apply):]
+        detected = list(_slices(results[nc + len(flush):], groups))
+        differ = [f"{st.label}: {d}" for st, part, det in zip(stores, _slices(results[:nc], checks), detected)
+                  for d in st.checkpoint_check(entries.get(st.label) or {}, part, det)]
+        found = SiteChanges([(st, st.parse_changes(golden, part)) for st, part in zip(stores, detected)])
+        return found, differ
+
     # -- the round trip -----------------------------------------------------------------
     def changes(self, name: str, after_restore: bool = False) -> SiteChanges:
         """What differs from snapshot ``name`` in each store, all asked in one round trip into

@@ -1,0 +1,332 @@
+"""`sitectl checkpoint`: a mid-episode state saved as its delta from golden and brought back
+exactly, from any state (docs/checkpoints.md).
+
+The proof never comes from sitectl's code: the test reads each site's state on its own, with the
+servers' dump tools (`mysqldump --skip-extended-insert`, `pg_dump --inserts`: one line per row),
+the servers' counters (AUTO_INCREMENT from information_schema, sequences from pg_sequences),
+`find`/`stat`/`md5sum` inside the containers for files, `redis-cli` for keys, before and after.
+`verify --deep` against a full named snapshot taken at the same moment says the same. The
+writes are a task's (the replicas' HTTP endpoints) and random sequences of real SQL and file
+operations (hypothesis). Real Docker, MariaDB, PostgreSQL, Redis and files on the session's
+mini stack (instance 0).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sitectl import snapshots
+from sitectl.errors import CheckpointUnavailable, DamagedRecord
+from sitectl.sites.jobs import written_by_jobs
+from sitectl.snapshots import checkpoint as ck
+from tests.actions import classifieds, magento, postmill
+from tests.actions import state as state_of
+from tests.conftest import invoke
+
+pytestmark = pytest.mark.docker
+
+SHOP, FORUM, ADS = "http://127.0.0.1:7770", "http://127.0.0.1:9999", "http://127.0.0.1:9980"
+MYSQL = ["mysql", "-uroot", "-p1234567890", "magentodb"]
+PSQL = ["psql", "-U", "postgres", "-d", "postmill", "-v", "ON_ERROR_STOP=1", "-c"]
+#: Tables Magento's cron writes on its own (the site's jobs.writes): not the test's writes.
+JOB_TABLES = {"cron_schedule"}
+SITES = ("shopping", "reddit", "gitlab", "classifieds")
+MEDIA = state_of.MEDIA
+
+
+run = state_of.run
+
+
+# -- the state, read without sitectl (tests/actions/state.py) ----------------------------------
+READERS = {"shopping": state_of.shop, "reddit": state_of.forum, "gitlab": state_of.gitlab,
+           "classifieds": state_of.classifieds}
+shop_state, forum_state, differs = state_of.shop, state_of.forum, state_of.differs
+
+
+def state(engine, sites=SITES) -> dict:
+    return {s: READERS[s](engine) for s in sites}
+
+
+def deep_ok(mini, engine, sites, name: str) -> list[dict]:
+    """verify --deep's rows against snapshot ``name`` that differ beyond what the sites' own jobs
+    write."""
+    rows = snapshots.verify_deep(mini, [mini.stack.sites[s] for s in sites], engine, name)
+    return [r for r in rows if not r["ok"]]
+
+
+@pytest.fixture(autouse=True)
+def golden_around(mini, engine):
+    """Each test starts golden and leaves golden, with no checkpoint left."""
+    sites = [mini.stack.sites[n] for n in SITES]
+    snapshots.reset(mini, sites, engine)
+    yield
+    for c in snapshots.list_checkpoints(mini):
+        snapshots.delete_checkpoint(mini, c["name"], engine)
+    snapshots.reset(mini, sites, engine)
+
+
+# -- the writes ------------------------------------------------------------------------------
+def task_writes(engine, tag: str) -> None:
+    """A task's writes on each site: a review and a price (Magento's storefront and REST), a post
+    and a comment (Postmill's forms), a comment on an ad (OSClass's form), a GitLab project's
+    description, a Redis key and an upload, a file in Magento's media."""
+    sess = magento.storefront_session(SHOP)
+    magento.write_review(SHOP, sess, "sandgrens-swedish-handmade-wooden-clog-sandal-copenhagen", "Emma", 4,
+                         title=f"ckpt {tag}", detail="good clogs")
+    magento.set_price_rest(SHOP, "B000FHD7PI", 100 + len(tag) + 0.37)
+    run(engine, "shopping", "sh", "-c", f"mkdir -p {MEDIA}/ckpt/{tag} && printf %s {tag} > {MEDIA}/ckpt/{tag}/f.txt")
+    s = postmill.login(FORUM, "sitectl_trusted", "sitectl1234")
+    url = postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", f"ckpt {tag}", "body", session=s)
+    postmill.comment(FORUM, "sitectl_trusted", "sitectl1234", url, f"comment {tag}", session=s)
+    a = classifieds.session(ADS)
+    classifieds.comment(a, ADS, 84154, f"ckpt {tag}", f"a comment {tag}", 4, author=("Tess", "tess@example.com"))
+    run(engine, "gitlab", "gitlab-psql", "-c", f"UPDATE projects SET description = 'ckpt {tag} ✓' WHERE id = "
+        "(SELECT min(id) FROM projects)")
+    run(engine, "gitlab", "gitlab-redis-cli", "SET", f"sitectl_test:ckpt:{tag}", tag)
+    run(engine, "gitlab", "sh", "-c", f"printf %s {tag} > /var/opt/gitlab/gitlab-rails/uploads/ckpt-{tag}.txt")
+
+
+def undo_some(engine) -> None:
+    """Writes after the checkpoint that undo and change some of what it holds."""
+    run(engine, "shopping", "sh", "-c", f"rm -rf {MEDIA}/ckpt; printf x > {MEDIA}/later.txt")
+    run(engine, "shopping", *MYSQL, "-e", "DELETE FROM review_detail WHERE title LIKE 'ckpt %'; "
+        "UPDATE store SET name = 'Later' WHERE store_id = 1")
+    run(engine, "forum", *PSQL, "UPDATE comments SET body = 'changed later' WHERE body LIKE 'comment %'; "
+        "UPDATE users SET biography = 'later' WHERE username = 'sitectl_trusted'")
+    run(engine, "classifieds_db", "mysql", "-uroot", "-ppassword", "osclass", "-e",
+        "DELETE FROM oc_t_item_comment WHERE s_title LIKE 'ckpt %'; UPDATE oc_t_item SET s_contact_name = 'Later' "
+        "WHERE pk_i_id = 84154")
+    run(engine, "gitlab", "gitlab-redis-cli", "FLUSHDB")
+    run(engine, "gitlab", "sh", "-c", "rm -f /var/opt/gitlab/gitlab-rails/uploads/ckpt-*.txt")
+
+
+# -- the tests ---------------------------------------------------------------------------------
+def test_a_checkpoint_comes_back_exactly_from_any_state(mini, engine):
+    """Saved after a task's writes on four sites, then overwritten: restored twice (from the
+    state after a named snapshot, then from a plain one), each time every row, counter, file and
+    key is what it was at the save, and verify --deep finds the site equal to a full snapshot
+    taken at the same moment."""
+    task_writes(engine, "one")
+    res = invoke(["checkpoint", "save", "mid", "--json"])
+    assert res.exit_code == 0, res.output
+    saved = json.loads(res.stdout)
+    assert {s["site"] for s in saved["sites"]} >= set(SITES), saved
+    at_save = state(engine)
+    snapshots.create(mini, "midproof", [mini.stack.sites[s] for s in SITES], engine)
+    try:
+        undo_some(engine)
+        assert differs(at_save, state(engine))
+        res = invoke(["checkpoint", "restore", "mid", *SITES, "--json"])
+        assert res.exit_code == 0, res.output
+        rows = json.loads(res.stdout)["sites"]
+        assert {r["site"] for r in rows} == set(SITES) and all(r["method"] == "checkpoint" for r in rows)
+        assert differs(at_save, state(engine)) == []
+        assert deep_ok(mini, engine, SITES, "midproof") == []
+        # Again from a plain state (the change log follows golden now): the delta way to golden.
+        task_writes(engine, "two")
+        undo_some(engine)
+        rows = snapshots.restore_checkpoint(mini, "mid", [mini.stack.sites[s] for s in SITES], engine)
+        assert all(r.escalations[0] == "golden: delta" for r in rows), [r.as_dict() for r in rows]
+        assert differs(at_save, state(engine)) == []
+        assert deep_ok(mini, engine, SITES, "midproof") == []
+    finally:
+        snapshots.delete(mini, "midproof", engine)
+    # A reset still means golden: the checkpoint's writes are in the change log.
+    snapshots.reset(mini, [mini.stack.sites[s] for s in SITES], engine)
+    assert deep_ok(mini, engine, SITES, "golden") == []
+
+
+def test_siblings_and_descendants_come_back_in_any_order(mini, engine):
+    forum = mini.stack.sites["reddit"]
+    golden = forum_state(engine)
+    run(engine, "forum", *PSQL, "UPDATE users SET biography = 'a' WHERE username = 'sitectl_trusted'")
+    snapshots.save_checkpoint(mini, "a", [forum], engine)
+    state_a = forum_state(engine)
+    postmill.create_post(FORUM, "sitectl_trusted", "sitectl1234", "books", "child of a")
+    snapshots.save_checkpoint(mini, "b", [forum], engine)  # a descendant of a
+    state_b = forum_state(engine)
+    snapshots.reset(mini, [forum], engine)
+    run(engine, "forum", *PSQL, "UPDATE users SET biography = 'c' WHERE username = 'sitectl_admin'")
+    snapshots.save_checkpoint(mini, "c", [forum], engine)  # a sibling, from golden
+    state_c = forum_state(engine)
+    for name, want in (("a", state_a), ("b", state_b), ("a", state_a), ("c", state_c), ("b", state_b)):
+        snapshots.restore_checkpoint(mini, name, [forum], engine)
+        assert forum_state(engine) == want, (name, differs({"f": want}, {"f": forum_state(engine)}))
+    snapshots.reset(mini, [forum], engine)
+    assert forum_state(engine) == golden
+    assert sorted(c["name"] for c in snapshots.list_checkpoints(mini)) == ["a", "b", "c"]
+
+
+#: Real writes: SQL on the replica's real Magento schema (its triggers write the indexer
+#: changelogs) and Postmill's, files in Magento's media folder.
+SHOP_OPS = {
+    "rename_store": "UPDATE store SET name = '{v}' WHERE store_id = 1",
+    "new_flag": "INSERT INTO flag (flag_code, state, flag_data) VALUES ('sitectl_{v}', 0, 'x')",
+    "drop_flags": "DELETE FROM flag WHERE flag_code LIKE 'sitectl\\_%'",
+    "price": "UPDATE catalog_product_entity_decimal SET value = value + 0.01 WHERE value_id = "
+             "(SELECT MIN(value_id) FROM (SELECT value_id FROM catalog_product_entity_decimal) x)",
+    "delete_link": "DELETE FROM catalog_category_product WHERE entity_id = "
+                   "(SELECT MAX(entity_id) FROM (SELECT entity_id FROM catalog_category_product) x)",
+}
+FORUM_OPS = {
+    "bio": "UPDATE users SET biography = '{v}' WHERE username = 'sitectl_trusted'",
+    "ban_phrase": "INSERT INTO bad_phrases (id, phrase, phrase_type, timestamp) VALUES (gen_random_uuid(), '{v}', 'text', now())",
+    "unban": "DELETE FROM bad_phrases",
+    "delete_vote": "DELETE FROM submission_votes WHERE id = (SELECT min(id) FROM submission_votes)",
+}
+FILE_OPS = {
+    "add": "mkdir -p {m}/h/{v} && printf %s {v} > {m}/h/{v}/f",
+    "change": "mkdir -p {m}/h && printf %s {v} >> {m}/h/shared.txt",
+    "remove": "rm -rf {m}/h",
+}
+
+OP = st.one_of(
+    st.tuples(st.just("shop"), st.sampled_from(sorted(SHOP_OPS)), st.text("abcdefgh", min_size=1, max_size=5)),
+    st.tuples(st.just("forum"), st.sampled_from(sorted(FORUM_OPS)), st.text("abcdefgh", min_size=1, max_size=5)),
+    st.tuples(st.just("file"), st.sampled_from(sorted(FILE_OPS)), st.text("abcdefgh", min_size=1, max_size=5)),
+    st.tuples(st.just("save"), st.sampled_from(["p", "q"]), st.just("")),
+    st.tuples(st.just("restore"), st.sampled_from(["p", "q"]), st.just("")),
+    st.tuples(st.just("reset"), st.just(""), st.just("")),
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(ops=st.lists(OP, min_size=2, max_size=7))
+def test_random_sequences_of_writes_saves_restores_and_resets(mini, engine, ops):
+    """Any sequence of real writes, saves, restores and resets: after a restore the state read
+    on its own is the one read when that checkpoint was saved; after a reset, golden's."""
+    sites = [mini.stack.sites["shopping"], mini.stack.sites["reddit"]]
+    for c in snapshots.list_checkpoints(mini):
+        snapshots.delete_checkpoint(mini, c["name"], engine)
+    snapshots.reset(mini, sites, engine)
+    golden = state(engine, ("shopping", "reddit"))
+    saved: dict[str, dict] = {}
+    for kind, op, v in ops:
+        if kind == "shop":
+            run(engine, "shopping", *MYSQL, "-e", SHOP_OPS[op].format(v=v))
+        elif kind == "forum":
+            run(engine, "forum", *PSQL, FORUM_OPS[op].format(v=v))
+        elif kind == "file":
+            run(engine, "shopping", "sh", "-c", FILE_OPS[op].format(m=MEDIA, v=v))
+        elif kind == "save":
+            snapshots.save_checkpoint(mini, op, sites, engine)
+            saved[op] = state(engine, ("shopping", "reddit"))
+        elif kind == "restore" and op in saved:
+            snapshots.restore_checkpoint(mini, op, sites, engine)
+            assert differs(saved[op], state(engine, ("shopping", "reddit"))) == [], ops
+        elif kind == "reset":
+            snapshots.reset(mini, sites, engine)
+            assert differs(golden, state(engine, ("shopping", "reddit"))) == [], ops
+
+
+def test_what_cannot_be_kept_exactly_is_refused_with_the_next_step(mini, engine):
+    forum = mini.stack.sites["reddit"]
+    # A schema change since golden: a checkpoint keeps rows, not definitions (exit 9, nothing saved).
+    run(engine, "forum", *PSQL, "ALTER TABLE users ADD COLUMN sitectl_extra int")
+    res = invoke(["checkpoint", "save", "ddl", "reddit", "--json"])
+    assert res.exit_code == 9 and "schema objects changed" in json.loads(res.stdout)["error"], res.output
+    assert snapshots.list_checkpoints(mini) == []
+    snapshots.reset(mini, [forum], engine)
+    # A change log that follows a named snapshot: the next step is a reset.
+    snapshots.create(mini, "ckbase", [forum], engine)
+    try:
+        with pytest.raises(CheckpointUnavailable, match="sitectl reset reddit"):
+            snapshots.save_checkpoint(mini, "named", [forum], engine)
+    finally:
+        snapshots.delete(mini, "ckbase", engine)
+        snapshots.reset(mini, [forum], engine, full=True)
+    # Bad input: exit 2, one message naming it.
+    assert invoke(["checkpoint", "save", "Bad-Name"]).exit_code == 2
+    assert invoke(["checkpoint", "restore", "nosuch"]).exit_code == 2
+    assert invoke(["checkpoint", "delete", "nosuch"]).exit_code == 2
+    assert invoke(["checkpoint", "save", "x", "nosuchsite"]).exit_code == 2
+    snapshots.save_checkpoint(mini, "only", [forum], engine)
+    res = invoke(["checkpoint", "restore", "only", "shopping", "--json"])
+    assert res.exit_code == 2 and "does not hold shopping" in json.loads(res.stdout)["error"]
+
+
+def test_a_copy_changed_in_the_container_fails_loudly_back_at_golden(mini, engine):
+    """The container is hostile: a checkpoint's copy edited there makes the restore's closing
+    check fail (exit 9, what differed named), and the site is left golden, not half of each."""
+    forum = mini.stack.sites["reddit"]
+    golden = forum_state(engine)
+    run(engine, "forum", *PSQL, "UPDATE users SET biography = 'saved' WHERE username = 'sitectl_trusted'; "
+        "INSERT INTO bad_phrases (id, phrase, phrase_type, timestamp) VALUES (gen_random_uuid(), 'kept', 'text', now())")
+    snapshots.save_checkpoint(mini, "tamper", [forum], engine)
+    # The copy of bad_phrases (named as a snapshot's copies are: "c" + MD5 of the table's name)
+    # loses its row: the restore would leave the phrase out.
+    table = "c" + hashlib.md5(b"public.bad_phrases").hexdigest()
+    run(engine, "forum", *PSQL, f'DELETE FROM sitectl_c_tamper."{table}" WHERE phrase = \'kept\'')
+    res = invoke(["checkpoint", "restore", "tamper", "--json"])
+    assert res.exit_code == 9 and "did not come back exactly" in json.loads(res.stdout)["error"], res.output
+    assert "back at golden" in json.loads(res.stdout)["error"]
+    assert forum_state(engine) == golden
+
+
+@pytest.mark.parametrize("tamper", ["row", "file"])
+def test_a_shop_copy_changed_in_the_container_fails_loudly_back_at_golden(mini, engine, tamper):
+    """The same for Magento's rows (a row of the checkpoint's MySQL copy changed) and its media
+    (a copied file's bytes changed in the checkpoint's folder)."""
+    shop = mini.stack.sites["shopping"]
+    golden = shop_state(engine)
+    run(engine, "shopping", *MYSQL, "-e", "INSERT INTO flag (flag_code, state, flag_data) VALUES ('sitectl_t', 0, 'saved')")
+    run(engine, "shopping", "sh", "-c", f"mkdir -p {MEDIA}/t && printf saved > {MEDIA}/t/f.txt")
+    snapshots.save_checkpoint(mini, "tamper", [shop], engine)
+    if tamper == "row":
+        table = "r_" + hashlib.md5(b"flag").hexdigest()
+        run(engine, "shopping", *MYSQL, "-e", f"UPDATE sitectl_c_tamper.{table} SET flag_data = 'forged'")
+    else:
+        run(engine, "shopping", "sh", "-c", "printf forged > /var/lib/sitectl/checkpoints/files/tamper/0/t/f.txt")
+    with pytest.raises(CheckpointUnavailable, match="did not come back exactly"):
+        snapshots.restore_checkpoint(mini, "tamper", [shop], engine)
+    assert differs({"s": golden}, {"s": shop_state(engine)}) == []
+
+
+def test_golden_taken_again_or_a_damaged_record_is_refused(mini, engine):
+    forum = mini.stack.sites["reddit"]
+    run(engine, "forum", *PSQL, "UPDATE users SET biography = 'x' WHERE username = 'sitectl_trusted'")
+    snapshots.save_checkpoint(mini, "old", [forum], engine)
+    snapshots.reset(mini, [forum], engine)
+    snapshots.create(mini, "golden", [forum], engine)  # golden again (same content, a new copy)
+    res = invoke(["checkpoint", "restore", "old", "--json"])
+    assert res.exit_code == 9 and "golden of reddit was taken again" in json.loads(res.stdout)["error"], res.output
+    # A damaged record: exit 11 with the repair; list says so; delete still removes it.
+    ck.record_path(mini, "old").write_text("{not json")
+    with pytest.raises(DamagedRecord, match="checkpoint delete old"):
+        snapshots.restore_checkpoint(mini, "old", None, engine)
+    assert invoke(["checkpoint", "restore", "old"]).exit_code == 11
+    (row,) = snapshots.list_checkpoints(mini)
+    assert row["damaged"]
+    assert "reddit" in snapshots.delete_checkpoint(mini, "old", engine)  # damaged: every site with stores
+    assert snapshots.list_checkpoints(mini) == []
+    assert "sitectl_c_old" not in run(engine, "forum", "psql", "-U", "postgres", "-d", "postmill", "-At", "-c",
+                                      "SELECT nspname FROM pg_namespace")
+
+
+def test_the_cli_lists_and_deletes(mini, engine):
+    run(engine, "forum", *PSQL, "UPDATE users SET biography = 'cli' WHERE username = 'sitectl_trusted'")
+    res = invoke(["checkpoint", "save", "one", "reddit"])
+    assert res.exit_code == 0 and "checkpoint one saved" in res.output, res.output
+    res = invoke(["checkpoint", "list", "--json"])
+    (row,) = json.loads(res.stdout)["checkpoints"]
+    assert row["name"] == "one" and row["sites"] == ["reddit"] and row["changed"] >= 1
+    res = invoke(["checkpoint", "restore", "one"])
+    assert res.exit_code == 0 and "reddit" in res.output, res.output
+    res = invoke(["checkpoint", "delete", "one", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["dropped"] == ["reddit"]
+    assert json.loads(invoke(["checkpoint", "list", "--json"]).stdout)["checkpoints"] == []
+
+
+def test_nothing_changed_is_a_checkpoint_of_golden(mini, engine):
+    """Saved with nothing changed (only what the sites' jobs write), restored after writes: golden."""
+    shop = mini.stack.sites["shopping"]
+    snapshots.save_checkpoint(mini, "empty", [shop], engine)
+    run(engine, "shopping", *MYSQL, "-e", "UPDATE store SET name = 'x' WHERE store_id = 1")
+    snapshots.restore_checkpoint(mini, "empty", [shop], engine)
+    rows = snapshots.verify_deep(mini, [shop], engine)
+    assert all(r["ok"] for r in rows), rows
+    assert all(written_by_jobs(shop, i) for r in rows for i in r["jobs"])
