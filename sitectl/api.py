@@ -104,7 +104,8 @@ class Environment:
     def diff(self, sites: list[str] | None = None, since: str = snapshots.GOLDEN,
              limits: DiffLimits | None = None) -> dict:
         """What changed in ``sites`` (a name or names; default: every site with state stores that
-        snapshot ``since`` covers) since snapshot ``since``:
+        snapshot ``since`` covers) since snapshot ``since`` (or checkpoint ``checkpoint:NAME``,
+        docs/diff.md#since-a-checkpoint):
         per store, rows inserted, updated (changed columns' old and new values) and deleted by
         key, schema changes, files added, removed or changed (type, size, SHA-256) and Redis keys.
         Reads only. Returns the JSON of docs/diff.md (``format`` 1); ``limits`` caps what is

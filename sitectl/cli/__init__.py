@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                    "Checkpoints: a mid-episode state kept as its delta from golden, restored in milliseconds."),
     "cluster": ("cluster", "cluster",
                 "A fleet of instances on a Docker Swarm: deploy, status, push-images, rm (docs/cluster.md)."),
-    "diff": ("diff", "diff", "What changed since a snapshot: rows (with their changed values), files, Redis keys."),
+    "diff": ("diff", "diff", "What changed since a snapshot or a checkpoint: rows (with their changed values), files, Redis keys."),
     "doctor": ("checks", "doctor", "Check that each site's container offers what its stack file and stores assume."),
     "down": ("lifecycle", "down", "Remove the instance's containers and network."),
     "env": ("env", "env", "Print the sites' environment variables (WebArena, BrowserGym or .env format)."),

@@ -1,4 +1,4 @@
-"""``sitectl diff``: what changed since golden (or another snapshot), row by row, file by
+"""``sitectl diff``: what changed since golden (or another snapshot, or a checkpoint), row by row, file by
 file, key by key (docs/diff.md)."""
 from __future__ import annotations
 
@@ -20,14 +20,15 @@ SHOWN = 10
 @click.command()
 @click.argument("sites", nargs=-1)
 @click.option("--since", default=snapshots.GOLDEN, show_default=True,
-              help="Snapshot to compare with (the one the last reset or restore went back to).")
+              help="Snapshot or checkpoint to compare with (golden: the one a reset goes back to; checkpoint:NAME "
+                   "or snapshot:NAME when a name is both).")
 @click.option("--rows", type=click.IntRange(0, 10_000), default=DiffLimits.rows, show_default=True,
               help="Rows listed per table (every table's count of changed rows is always given).")
 @click.option("--value-chars", type=click.IntRange(16, 1_000_000), default=DiffLimits.value_chars, show_default=True,
               help="Characters of one value shown; a longer one is cut and given with its length and SHA-256.")
 @target_options
 def diff(target: Target, as_json: bool, sites, since, rows, value_chars):
-    """What changed since a snapshot: rows (with their changed values), files, Redis keys."""
+    """What changed since a snapshot or a checkpoint: rows (with their changed values), files, Redis keys."""
     limits = DiffLimits(rows=rows, value_chars=value_chars)
     result = snapshots.diff(target, target.stack.select(sites), DockerEngine(), since, limits, named=bool(sites))
     if as_json:
@@ -38,7 +39,7 @@ def diff(target: Target, as_json: bool, sites, since, rows, value_chars):
             continue
         out.print(f"[bold]{s['site']}[/bold]: changed since {escape(since)}")
         for st in s["stores"]:
-            if st["items"]:
+            if st["items"] or any(st.get(k) for k in ("tables", "files", "keys", "indices", "auto_increment")):
                 _print_store(st)
 
 
@@ -71,11 +72,12 @@ def _print_store(st: dict) -> None:
             out.print(f"      … {len(shown) - SHOWN} more (--json)")
     entries = [(f["change"], f["path"], f.get("now") or f.get("was") or {}) for f in st.get("files", [])]
     entries += [(k["change"], k["key"], {}) for k in st.get("keys", [])]
+    entries += [(x["change"], f"index {x['index']}", {}) for x in st.get("indices", [])]
     for change, what, info in entries[:SHOWN]:
         size = f" ({info['type']}, {info['size']} bytes)" if "size" in info else ""
         out.print(f"    {change:<8} {escape(what)}{size}")
     if len(entries) > SHOWN:
         out.print(f"    … {len(entries) - SHOWN} more (--json)")
-    if not any(st.get(k) for k in ("schema", "tables", "files", "keys")):
+    if not any(st.get(k) for k in ("schema", "tables", "files", "keys", "indices")):
         for item in st["items"]:
             out.print(f"    {escape(item)}")

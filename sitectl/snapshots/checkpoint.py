@@ -64,7 +64,7 @@ def record_path(target: Target, name: str) -> Path:
     return instance_dir(target.instance) / "_checkpoints" / f"{name}.json"
 
 
-def _golden_id(golden: dict, site: str) -> str:
+def golden_id(golden: dict, site: str) -> str:
     """The identity of golden's copy of ``site``: a hash of its manifest entry (fingerprints,
     container, seconds), which changes whenever golden is taken again."""
     return hashlib.sha256(json.dumps(golden["sites"].get(site), sort_keys=True).encode()).hexdigest()[:16]
@@ -90,13 +90,29 @@ def read_record(target: Target, name: str) -> dict:
     if not isinstance(rec, dict) or rec.get("format") != FORMAT:
         raise DamagedRecord(f"checkpoint record {p} is not of format {FORMAT}; delete it with "
                             f"`sitectl checkpoint delete {name}` and save it again")
-    sites = rec.get("sites")
-    if not isinstance(sites, dict) or not all(
-            isinstance(e, dict) and isinstance(e.get("stores"), dict) and isinstance(e.get("marks"), dict)
-            for e in sites.values()):
-        raise DamagedRecord(f"checkpoint record {p} is damaged (its sites); delete it with "
+    if _record_fault(rec):
+        raise DamagedRecord(f"checkpoint record {p} is damaged ({_record_fault(rec)}); delete it with "
                             f"`sitectl checkpoint delete {name}`")
     return rec
+
+
+def _record_fault(rec: dict) -> str:
+    """What is wrong with the shape of a checkpoint record ("" when nothing): sites, each with
+    its stores' entries (objects), marks (lists of text per store) and golden's identity."""
+    sites, golden = rec.get("sites"), rec.get("golden")
+    if not isinstance(sites, dict) or not sites:
+        return "no sites"
+    if not isinstance(golden, dict) or set(golden) != set(sites) or not all(isinstance(v, str) for v in golden.values()):
+        return "golden's identity"
+    for site, e in sites.items():
+        if not isinstance(e, dict) or not isinstance(e.get("stores"), dict) or not all(
+                isinstance(v, dict) for v in e["stores"].values()):
+            return f"the stores of {site}"
+        marks = e.get("marks")
+        if not isinstance(marks, dict) or not all(
+                isinstance(v, list) and all(isinstance(x, str) for x in v) for v in marks.values()):
+            return f"the marks of {site}"
+    return ""
 
 
 def _write_record(target: Target, name: str, rec: dict) -> None:
@@ -139,15 +155,20 @@ def _marks_differ(want: dict[str, list[str]], got: dict[str, list[str]]) -> list
     return out
 
 
-def _unlogged(site: Site, found: SiteChanges, flag: str) -> None:
-    """Refuse a save whose detection has no change log relative to golden."""
-    bad = [c for st, c in found.per_store if not st.diffable(c)]
-    if bad:
-        why = "; ".join(i for c in bad for i in c.items)
+def refuse(site: Site, found: SiteChanges, flag: str) -> None:
+    """Refuse a save whose detection a store cannot keep as a delta from golden
+    (:meth:`~sitectl.stores.base.Store.checkpoint_refusal`), before anything is copied.
+
+    Raises:
+        CheckpointUnavailable: naming each store's reason and the next steps.
+    """
+    why = [f"{st.label}: {w}" for st, c in found.per_store for w in [st.checkpoint_refusal(c)] if w]
+    if why:
         raise CheckpointUnavailable(
-            f"{site.name}: no checkpoint can be kept: {why}. A checkpoint is a delta from golden and the change log "
-            f"follows the last snapshot taken or restored in full; `sitectl reset {site.name}{flag}` starts it again "
-            "from golden (discarding what changed)")
+            f"{site.name}: no checkpoint can be kept: {'; '.join(why)}. A checkpoint is a delta from golden. If a "
+            f"database or service is down, start it first (`sitectl status{flag}`); if the change log follows another "
+            f"snapshot, `sitectl reset {site.name}{flag}` starts it again from golden (discarding what changed); after a "
+            f"schema change, take a named snapshot instead (`sitectl snapshot create NAME {site.name}{flag}`)")
 
 
 def save_site(target: Target, site: Site, name: str, engine: Engine) -> dict:
@@ -165,7 +186,7 @@ def save_site(target: Target, site: Site, name: str, engine: Engine) -> dict:
     with jobs_paused(engine, target.container(site), site) as notes:
         for attempt in range(1, SAVE_ATTEMPTS + 1):
             found = stores.changes(GOLDEN)
-            _unlogged(site, found, flag)
+            refuse(site, found, flag)
             entries = stores.checkpoint_save(name, GOLDEN, found)
             marks = stores.checkpoint_marks(found)
             after = stores.checkpoint_marks(stores.changes(GOLDEN))
@@ -222,6 +243,12 @@ def save(target: Target, name: str, sites: list[Site], engine: Engine, named: bo
         if read_journal(target) is not None:
             raise UsageError(f"instance {target.instance} has an interrupted reset: its sites are neither golden nor "
                              "what was written; `sitectl reset` finishes it first")
+        if len(chosen) > 1 and record_path(target, name).is_file():
+            # Replacing a checkpoint of several sites: every site is checked before any copy is
+            # touched, so that a refusal leaves the old checkpoint whole.
+            flag = f" --instance {target.instance}" if target.instance else ""
+            for s in chosen:
+                refuse(s, SiteStores(s, target.container(s), engine).changes(GOLDEN), flag)
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chosen))) as pool:
             futs = {}
             for s in chosen:
@@ -230,15 +257,22 @@ def save(target: Target, name: str, sites: list[Site], engine: Engine, named: bo
             concurrent.futures.wait(list(futs.values()))
         failed = [f.exception() for f in futs.values() if f.exception() is not None]
         if failed:
-            _drop_copies(target, name, chosen, engine)
-            record_path(target, name).unlink(missing_ok=True)
+            # A refusal comes before any copy (the old checkpoint of this name stays); any other
+            # failure has overwritten copies of it: it is dropped whole.
+            kept = len(chosen) == 1 and all(isinstance(e, CheckpointUnavailable) for e in failed)
+            if not record_path(target, name).is_file():
+                _drop_copies(target, name, chosen, engine)  # a new name: nothing of it stays
+            elif not kept:
+                _drop_copies(target, name, chosen, engine)
+                record_path(target, name).unlink(missing_ok=True)
+                failed[0].args = (f"{failed[0]}\n(the earlier checkpoint {name!r} was being replaced and is gone)",)
             e = failed[0]
             if len(failed) > 1 and isinstance(e, SitectlError):
                 e.args = ("\n".join(str(x) for x in failed),)
             raise e
         old = _old_sites(target, name)
         rec = {"name": name, "format": FORMAT, "sitectl": __version__, "stack": target.stack.name,
-               "instance": target.instance, "golden": {s.name: _golden_id(golden, s.name) for s in chosen},
+               "instance": target.instance, "golden": {s.name: golden_id(golden, s.name) for s in chosen},
                "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
                "sites": {n: f.result() for n, f in futs.items()}}
         # A site the previous checkpoint of this name held and this one does not: its copies go.
@@ -255,20 +289,22 @@ def _old_sites(target: Target, name: str) -> set[str]:
         return set()
 
 
-def _drop_copies(target: Target, name: str, sites: list[Site], engine: Engine) -> list[str]:
-    """Drop checkpoint ``name``'s copies in ``sites``' containers (best effort: a container that
-    is gone has none). Returns the sites whose copies were dropped."""
-    done = []
+def _drop_copies(target: Target, name: str, sites: list[Site], engine: Engine) -> tuple[list[str], list[str]]:
+    """Drop checkpoint ``name``'s copies in ``sites``' containers, store by store (a container
+    that is gone has none). Returns the sites whose copies were all dropped, and what could not
+    be dropped (``site store: error``)."""
+    done, failed = [], []
     for site in sites:
         if engine.container(target.container(site)) is None:
             continue
-        try:
-            for st in SiteStores(site, target.container(site), engine):
+        bad = []
+        for st in SiteStores(site, target.container(site), engine):
+            try:
                 st.checkpoint_drop(name)
-            done.append(site.name)
-        except SitectlError:
-            pass
-    return done
+            except SitectlError as e:
+                bad.append(f"{site.name} {st.label}: {str(e).splitlines()[0][:200]}")
+        (failed.extend(bad) if bad else done.append(site.name))
+    return done, failed
 
 
 def restore_site(target: Target, site: Site, name: str, entry: dict, engine: Engine,
@@ -311,9 +347,9 @@ def restore_site(target: Target, site: Site, name: str, entry: dict, engine: Eng
             restore_stores(site, stores, GOLDEN, False, back, reporter)
             raise CheckpointUnavailable(
                 f"{site.name}: checkpoint {name!r} did not come back exactly ({len(differ)} difference(s): "
-                f"{'; '.join(differ[:5])}{' ...' if len(differ) > 5 else ''}); the site is back at golden. A write "
-                "while it was restored, or a copy changed in the container; restore it again, or see "
-                f"`sitectl diff {site.name}`")
+                f"{'; '.join(differ[:5])}{' ...' if len(differ) > 5 else ''}); the site is back at golden. After a "
+                "write while it was restored, restore it again; a copy changed or lost in the container is not used: "
+                f"save the checkpoint again (`sitectl diff {site.name}` shows what differs from golden)")
     res.notes += stores.notes
     res.changed = found.items
     res.escalations = [f"golden: {way.method}", *way.escalations]
@@ -345,23 +381,33 @@ def restore(target: Target, name: str, sites: list[Site] | None, engine: Engine,
         InstanceBusy: ``wait`` is False and another process holds the lock.
         StoreError, JobsPauseFailed, WrittenDuringReset: from a site.
     """
-    rec = read_record(target, name)
-    if sites is None:
-        chosen = [target.stack.sites[n] for n in sorted(rec["sites"]) if n in target.stack.sites]
-    else:
-        lacking = [s.name for s in sites if s.name not in rec["sites"]]
-        if lacking:
-            raise UsageError(f"checkpoint {name!r} does not hold {', '.join(lacking)} (it holds "
-                             f"{', '.join(sorted(rec['sites'])) or 'no site'}); nothing was restored")
-        chosen = list(sites)
+    read_record(target, name)  # bad input is refused before the wait for the lock
     engine.ping()
-    golden = read_manifest(target, GOLDEN)
-    moved = [s.name for s in chosen if _golden_id(golden, s.name) != (rec.get("golden") or {}).get(s.name)]
-    if moved:
-        raise CheckpointUnavailable(
-            f"golden of {', '.join(moved)} was taken again after checkpoint {name!r} was saved, so its copies are relative "
-            f"to another golden; nothing was restored. Delete it (`sitectl checkpoint delete {name}`) and save it again")
     with instance_lock(target, f"checkpoint restore {name}", wait):
+        # Read under the lock: a save or delete of this name queued ahead has finished.
+        rec = read_record(target, name)
+        if rec.get("stack") != target.stack.name:
+            raise UsageError(f"checkpoint {name!r} was saved on stack {rec.get('stack')!r}, not {target.stack.name!r}; "
+                             "nothing was restored")
+        unknown = sorted(n for n in rec["sites"] if n not in target.stack.sites)
+        if unknown:
+            raise DamagedRecord(f"checkpoint {name!r} names sites the stack does not have ({', '.join(unknown)}); delete it "
+                                f"with `sitectl checkpoint delete {name}`")
+        if sites is None:
+            chosen = [target.stack.sites[n] for n in sorted(rec["sites"])]
+        else:
+            lacking = [s.name for s in sites if s.name not in rec["sites"]]
+            if lacking:
+                raise UsageError(f"checkpoint {name!r} does not hold {', '.join(lacking)} (it holds "
+                                 f"{', '.join(sorted(rec['sites'])) or 'no site'}); nothing was restored")
+            chosen = list(sites)
+        golden = read_manifest(target, GOLDEN)
+        moved = [s.name for s in chosen if golden_id(golden, s.name) != rec["golden"].get(s.name)]
+        if moved:
+            raise CheckpointUnavailable(
+                f"golden of {', '.join(moved)} was taken again after checkpoint {name!r} was saved, so its copies are "
+                f"relative to another golden; nothing was restored. Delete it (`sitectl checkpoint delete {name}`) and "
+                "save it again")
         recovered = {r.site: r for r in recover(target, engine, reporter)}
         write_journal(target, {"op": "reset", "sites": [s.name for s in chosen], "snapshot": GOLDEN})
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chosen))) as pool:
@@ -404,7 +450,10 @@ def delete(target: Target, name: str, engine: Engine) -> list[str]:
             names = list(read_record(target, name)["sites"])
         except DamagedRecord:
             names = [s.name for s in stateful(target, list(target.stack.sites.values()))]
-        done = _drop_copies(target, name, [target.stack.sites[n] for n in names if n in target.stack.sites], engine)
+        done, failed = _drop_copies(target, name, [target.stack.sites[n] for n in names if n in target.stack.sites], engine)
+        if failed:
+            raise StoreError(f"checkpoint {name!r}: some copies could not be dropped, so its record is kept (delete it "
+                             f"again once they can be): {'; '.join(failed)}")
         p.unlink(missing_ok=True)
     return done
 

@@ -16,7 +16,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from sitectl.errors import CheckpointUnavailable, UsageError
+from sitectl.errors import CheckpointUnavailable, DiffUnavailable, UsageError
 from sitectl.stores.transport import run_batch
 
 _SNAP_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}\Z")
@@ -204,6 +204,19 @@ class Store(ABC):
         """
         return {"items": list(changes.items)}
 
+    def diff_checkpoint(self, ckpt: str, entry: dict, golden: str, changes: Changes, limits: DiffLimits) -> dict:
+        """What changed since checkpoint ``ckpt`` (``entry``: this store's entry of its record;
+        ``changes``: the detection against ``golden``), in :meth:`diff`'s terms. This default: the
+        diff against golden when the checkpoint holds nothing of the store (its state then was
+        golden's).
+
+        Raises:
+            DiffUnavailable: the checkpoint holds something of a store that cannot compare.
+        """
+        if entry:
+            raise DiffUnavailable(f"{self.site}: {self.label} cannot be compared with checkpoint {ckpt!r}")
+        return self.diff(golden, changes, limits)
+
     @abstractmethod
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         """Bring the state back to snapshot ``name``: only ``changes`` when given (delta),
@@ -264,6 +277,14 @@ class Store(ABC):
         ``name``."""
 
     # -- checkpoints (sitectl.snapshots.checkpoint; docs/checkpoints.md) ----------------------
+    def checkpoint_refusal(self, changes: Changes) -> str:
+        """Why ``changes`` (this store's detection against golden) cannot be kept as a
+        checkpoint ("" when it can), read before anything is copied: no change log relative to
+        golden, a schema change. This default: any change (a store that keeps no checkpoints)."""
+        if not self.diffable(changes):
+            return "its change log does not follow golden (" + "; ".join(changes.items[:2]) + ")"
+        return f"it keeps no checkpoints and changed since golden ({', '.join(changes.items[:3])})" if changes else ""
+
     def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
         """Keep what ``changes`` (this store's detection against snapshot ``golden``, read with
         the site's jobs paused) found as checkpoint ``ckpt`` inside the container: the changed
@@ -279,10 +300,9 @@ class Store(ABC):
                 default: any change at all; the SQL stores: a schema change or no change log).
             StoreError: a copy failed.
         """
-        if changes:
-            raise CheckpointUnavailable(f"{self.site}: {self.label} keeps no checkpoints and changed since {golden!r} "
-                                        f"({', '.join(changes.items[:3])}); take a named snapshot instead "
-                                        "(`sitectl snapshot create NAME`)")
+        why = self.checkpoint_refusal(changes)
+        if why:
+            raise CheckpointUnavailable(f"{self.site}: {self.label}: {why}")
         return {}
 
     def checkpoint_apply_requests(self, ckpt: str, golden: str, entry: dict) -> list:

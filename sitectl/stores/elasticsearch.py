@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sitectl.errors import StoreError
 from sitectl.stores import es_helper
-from sitectl.stores.base import LIST_NAMES_SH, Changes, Store, valid_names
+from sitectl.stores.base import LIST_NAMES_SH, Changes, DiffLimits, Store, valid_names
 from sitectl.stores.files import PYTHON_SH, STUB_PY
 from sitectl.stores.transport import Command, ExecTransport
 
@@ -162,6 +162,9 @@ class ElasticsearchStore(Store):
     def _ckpt_meta(self, ckpt: str) -> str:
         return f"{CKPT_ROOT}/{ckpt}.json"
 
+    def checkpoint_refusal(self, changes: Changes) -> str:
+        return "" if self.diffable(changes) else "no record of golden (" + "; ".join(changes.items[:2]) + ")"
+
     def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
         """Checkpoint ``ckpt``: the indices changed since golden that exist now, copied whole
         (``sitectl-ck.CKPT-INDEX``, the snapshot's way: an index is this store's unit) with
@@ -201,6 +204,29 @@ class ElasticsearchStore(Store):
     def checkpoint_marks(self, changes: Changes) -> list[str]:
         # The indices: a re-made index reads "re-made" where the written one read "docs, ...".
         return sorted(changes.detail.get("indices") or [])
+
+    def diff_checkpoint(self, ckpt: str, entry: dict, golden: str, changes: Changes, limits: DiffLimits) -> dict:
+        """The indices added, removed or changed since checkpoint ``ckpt``: those it holds by
+        their digest (documents, definition, aliases) against the one read at the save, the
+        others by the detection against golden (the checkpoint held golden's)."""
+        held, want = list(entry.get("indices") or []), entry.get("digests") or {}
+        gone = {n for n in changes.detail.get("indices") or [] if f"index {n} (deleted)" in changes.items}
+        created = {n for n in changes.detail.get("indices") or [] if f"index {n} (created)" in changes.items}
+        names = sorted(set(changes.detail.get("indices") or []) | set(held))
+        live = [n for n in names if n not in gone]
+        got = self._run("digest", ",".join(live), what="digest") if live else {}
+        got = got if isinstance(got, dict) else {}
+        out = []
+        for n in names:
+            if n in held:
+                then, now = want.get(n), got.get(n)
+                if then == now:
+                    continue
+                change = "added" if then is None else "removed" if now is None else "changed"
+            else:
+                change = "removed" if n in gone else "added" if n in created else "changed"
+            out.append({"index": n, "change": change})
+        return {"items": list(changes.items), "indices": out}
 
     def checkpoint_drop(self, ckpt: str) -> None:
         self._run("drop", f"ck.{ckpt}", self._ckpt_meta(ckpt), what=f"drop checkpoint {ckpt}")

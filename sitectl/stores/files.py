@@ -42,6 +42,15 @@ from sitectl.stores.transport import Command, ExecTransport, budget_chunks, out_
 ROOT = "/var/lib/sitectl/snapshots/files"
 #: Where checkpoints keep their files (``<CKPT_ROOT>/<checkpoint>/<folder index>/``).
 CKPT_ROOT = "/var/lib/sitectl/checkpoints/files"
+#: Removes the folder "$1" (below /var/lib/sitectl) after checking that no folder on its way from
+#: /var/lib/sitectl is a symbolic link or a file (one planted there is refused, never followed);
+#: with "$2" = make, makes it again, private (0700).
+CKPT_FOLDER_SH = ('t=$1; cur=/var/lib; rest=${t#/var/lib/}; [ "$rest" != "$t" ] || { echo "$t is not below /var/lib" >&2; '
+                  'exit 1; }; while [ -n "$rest" ]; do part=${rest%%/*}; cur=$cur/$part; '
+                  '[ "$part" = "$rest" ] && rest="" || rest=${rest#*/}; if [ -h "$cur" ]; then echo "$cur is a symbolic '
+                  'link where sitectl\'s folder belongs: refused, not followed" >&2; exit 1; fi; if [ -e "$cur" ] && '
+                  '[ ! -d "$cur" ]; then echo "$cur is not a folder: refused" >&2; exit 1; fi; done; rm -rf -- "$t" || '
+                  'exit 1; [ "$2" != make ] || (' + files_sh.PRIVATE_FOLDER_SH + ')')
 #: The container's userland record: ``python PATH`` or ``sh``, one line, written by the first
 #: files command that runs in the container (see :data:`WAY_SH`).
 RECORD = "/var/lib/sitectl/userland"
@@ -395,6 +404,56 @@ class FilesStore(Store):
                 entries.append({"path": f"{p}/{shown(rel)}" if rel else p, "change": change, "now": now, "was": was})
         return {"items": list(changes.items), "files": entries, "truncated": total > len(entries)}
 
+    def _stat_sides(self, folder: str, source: str, rels: list[str]) -> list[tuple[dict | None, dict | None]]:
+        """``(now, in source)`` of each entry ``rels`` of ``folder``, read inside the container by
+        :data:`DIFF_STAT_SH` (type; a regular file's size and SHA-256; links not followed)."""
+        lines: list[str] = []
+        for chunk in budget_chunks([_arg(r) for r in rels], 60_000):
+            lines += out_lines(self.transport.run(["sh", "-c", DIFF_STAT_SH, "sh", folder, source, *chunk],
+                                                  f"read changed files of {folder}", timeout=300))
+        if len(lines) != 2 * len(rels):
+            raise StoreError(f"{self.site}: reading the changed files of {folder}: {len(lines)} lines for "
+                             f"{len(rels)} entries: {' | '.join(lines[-4:])[-300:]}")
+        return [(_side(lines[2 * j]), _side(lines[2 * j + 1])) for j in range(len(rels))]
+
+    def diff_checkpoint(self, ckpt: str, entry: dict, golden: str, changes: Changes, limits: DiffLimits) -> dict:
+        """Files added, removed or changed since checkpoint ``ckpt`` (``entry``: this store's
+        entry of its record), in :meth:`diff`'s terms: every entry that differs from golden now
+        or differed at the checkpoint (those below an added folder too), what is there now and
+        what the checkpoint holds (golden's copy where it holds nothing); an entry the same on
+        both sides (type, size, SHA-256) is left out, as is a folder's own metadata."""
+        (res,) = self.transport.run_many([self._diff_command(golden, range(len(self.paths))).argv], "list changes")
+        now: dict[int, set[str]] = {}
+        for i, text in enumerate(self._checked(res, list(range(len(self.paths))))):
+            now[i] = {r[1:] if r.startswith("\t") else r for r in _parse_listing(
+                [x[1:] if x.startswith("\t") else x for x in _records(text)])}
+        then: dict[int, set[str]] = {}
+        for k in entry.get("listed") or {}:
+            i, _, rel = k.partition("\t")
+            then.setdefault(int(i), set()).add(rel)
+        folders = entry.get("folders") or {}
+        entries, total = [], 0
+        for i, p in enumerate(self.paths):
+            e = folders.get(str(i)) or {"present": [], "absent": [], "folders": []}
+            held = set(e["present"]) | set(e["absent"])
+
+            def in_ckpt(rel: str) -> bool:
+                return rel in held or rel in then.get(i, set()) or any(rel.startswith(h + "/") for h in e["present"])
+            todo = sorted(r for r in now.get(i, set()) | then.get(i, set()) | held if r)
+            total += len(todo)
+            todo = todo[:max(0, limits.entries - len(entries))]
+            mine = [r for r in todo if in_ckpt(r)]
+            rest = [r for r in todo if not in_ckpt(r)]
+            sides = dict(zip(mine, self._stat_sides(p, self._ckpt(ckpt, i), mine))) if mine else {}
+            sides.update(dict(zip(rest, self._stat_sides(p, self._snap(golden, i), rest))) if rest else {})
+            for rel in todo:
+                n, w = sides[rel]
+                if n == w:
+                    continue
+                change = "added" if w is None else "removed" if n is None else "changed"
+                entries.append({"path": f"{p}/{shown(rel)}", "change": change, "now": n, "was": w})
+        return {"items": list(changes.items), "files": entries, "truncated": total > len(entries)}
+
     def change_marks(self, changes: Changes) -> set[str]:
         # A path, whether changed, added or only its metadata: the same entry written again
         # is the same mark.
@@ -497,13 +556,16 @@ class FilesStore(Store):
                 + [f"cp:{_arg(r)}" for r in copied]
                 + [f"time:{_arg(r)}" for r in sorted(folders, key=lambda x: (-x.count("/"), x)) if r])
 
+    def checkpoint_refusal(self, changes: Changes) -> str:
+        return "" if self.diffable(changes) else "no record of golden (" + "; ".join(changes.items[:2]) + ")"
+
     def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
         """Checkpoint ``ckpt`` in ``/var/lib/sitectl/checkpoints/files/CKPT/<n>/``: per folder,
         the entries changed or added since golden as they are now (copied with the restore's
         helper, live folder as its source: nanosecond times, owners, modes, links as links),
         the folders above them with their mode, owner and times, and the list of entries that
         are gone (kept in the checkpoint record)."""
-        self.transport.run(["rm", "-rf", "--", f"{CKPT_ROOT}/{ckpt}"], f"checkpoint {ckpt}")
+        self.transport.run(["sh", "-c", CKPT_FOLDER_SH, "sh", f"{CKPT_ROOT}/{ckpt}"], f"checkpoint {ckpt}")
         entry: dict[str, dict] = {}
         for i, d in sorted((changes.detail or {}).items(), key=lambda x: int(x[0])):
             i = int(i)
@@ -515,15 +577,45 @@ class FilesStore(Store):
                 present |= {(r[2:] if r.startswith("./") else r) for r in _parse_listing(_records(out))}
             absent = sorted(r for r in d["changed"] if r not in present)
             kept = sorted(r for r in candidates if r in present)
-            folders = sorted(set(self._ancestors(kept + absent)) | set(d["dirs"]))
-            self.transport.run(["sh", "-c", files_sh.PRIVATE_FOLDER_SH, "sh", self._ckpt(ckpt, i)], f"checkpoint {ckpt}")
+            # The folders above what is kept or gone, as they are now: never one that is gone itself.
+            gone = set(absent)
+            folders = sorted(f for f in set(self._ancestors(kept + absent)) | set(d["dirs"])
+                             if f not in gone and not any(f.startswith(g + "/") for g in gone))
+            self.transport.run(["sh", "-c", CKPT_FOLDER_SH, "sh", self._ckpt(ckpt, i), "make"], f"checkpoint {ckpt}")
             for chunk in _chunks(self._ckpt_ops(kept, [], folders)):
                 self.transport.run(helper_argv("restore", self._ckpt(ckpt, i), p, *chunk), f"checkpoint {p}")
             entry[str(i)] = {"present": kept, "absent": absent, "folders": folders}
         # What the restore's closing check compares: every entry that differs from golden, with
         # its listing (type, mode, owner, size, time), read now; the detection reads the same.
         (res,) = self.transport.run_many([self._diff_command(golden, range(len(self.paths))).argv], "list changes")
-        return {"folders": entry, "listed": self._live_records(res)}
+        listed = self._live_records(res)
+        # And the bytes of every regular file among them (a copy edited in the container keeping
+        # its size and time is caught too).
+        hashed: dict[str, dict] = {}
+        for i, rels in self._regular(listed).items():
+            hashed.update({f"{i}\t{r}": now for r, (now, _) in
+                           zip(rels, self._stat_sides(self.paths[i], self._ckpt(ckpt, i), rels))})
+        return {"folders": entry, "listed": listed, "hashed": hashed}
+
+    @staticmethod
+    def _regular(listed: dict[str, list]) -> dict[int, list[str]]:
+        """``{folder index: [path]}`` of the regular files among ``listed`` (its keys
+        ``"<index>\\t<path>"``, its values listings whose first field is the type)."""
+        out: dict[int, list[str]] = {}
+        for k, v in sorted(listed.items()):
+            i, _, rel = k.partition("\t")
+            if v and v[0] == "f" and rel:
+                out.setdefault(int(i), []).append(rel)
+        return out
+
+    def checkpoint_check_requests(self, ckpt: str, entry: dict) -> list:
+        """The size and SHA-256 of each regular file the save hashed, read live (the copy's side
+        is read too and ignored)."""
+        out = []
+        for i, rels in self._regular({k: ["f"] for k in entry.get("hashed") or {}}).items():
+            out += [Command(["sh", "-c", DIFF_STAT_SH, "sh", self.paths[i], self._ckpt(ckpt, i), *chunk])
+                    for chunk in budget_chunks([_arg(r) for r in rels], 60_000)]
+        return out
 
     def _live_records(self, res: tuple[int, str]) -> dict[str, list]:
         """``{"<folder index>\\t<path>": listing}`` of every live entry a ``diff`` result over all
@@ -541,8 +633,23 @@ class FilesStore(Store):
         except (StoreError, IndexError) as e:
             return [f"listing failed: {e}"]
         want = entry.get("listed") or {}
-        return [f"file {self.paths[int(k.split(chr(9), 1)[0])]}/{shown(k.split(chr(9), 1)[1])}"
-                for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
+        out = [f"file {self.paths[int(k.split(chr(9), 1)[0])]}/{shown(k.split(chr(9), 1)[1])}"
+               for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
+        hashed = entry.get("hashed") or {}
+        keys = [f"{i}\t{r}" for i, rels in self._regular({k: ["f"] for k in hashed}).items() for r in rels]
+        if any(rc != 0 for rc, _ in results):
+            return [*out, "reading the files' bytes failed: " + " | ".join(t.strip()[-200:] for rc, t in results if rc)]
+        lines = [ln for _, text in results for ln in out_lines(text)]
+        if len(lines) != 2 * len(keys):
+            return [*out, f"reading the files' bytes: {len(lines)} lines for {len(keys)} files"]
+        for j, k in enumerate(keys):
+            try:
+                now = _side(lines[2 * j])
+            except StoreError:
+                now = None
+            if now != hashed[k]:
+                out.append(f"file {self.paths[int(k.split(chr(9), 1)[0])]}/{shown(k.split(chr(9), 1)[1])} (its bytes)")
+        return out
 
     def checkpoint_apply_requests(self, ckpt: str, golden: str, entry: dict) -> list:
         """Per folder, the helper's restore from the checkpoint's copy: the entries gone at the
@@ -556,7 +663,7 @@ class FilesStore(Store):
         return out
 
     def checkpoint_drop(self, ckpt: str) -> None:
-        self.transport.run(["rm", "-rf", "--", f"{CKPT_ROOT}/{ckpt}"], f"drop checkpoint {ckpt}")
+        self.transport.run(["sh", "-c", CKPT_FOLDER_SH, "sh", f"{CKPT_ROOT}/{ckpt}"], f"drop checkpoint {ckpt}")
 
     def checkpoint_held(self) -> set[str]:
         out = self.transport.run(["sh", "-c", LIST_NAMES_SH, "sh", CKPT_ROOT, ""], "list checkpoint copies")

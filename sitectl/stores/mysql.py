@@ -171,8 +171,8 @@ def _logged_key_match(alias: str, cols: list[tuple[str, str, str]]) -> str | Non
 
 
 def _ckpt_copy(table: str, side: str) -> str:
-    """The name of a checkpoint's copy of ``table``: ``r_`` (its rows at the logged keys now) or
-    ``d_`` (golden's rows at the logged keys that are gone now) + the MD5 of the name."""
+    """The name of a checkpoint's copy of ``table``: ``side`` (``r``: its rows at the logged keys)
+    + ``_`` + the MD5 of the name."""
     return f"{side}_{hashlib.md5(table.encode()).hexdigest()}"
 
 
@@ -712,17 +712,26 @@ class MysqlStore(Store):
                              f"({','.join(m_value(t) for t in keys)})", "read the change log"):
             again.setdefault(t, []).append(k)
         keys = {t: again.get(t, ks) for t, ks in keys.items()}
-        pk = d.get("pk") or self._pk(self.snap_db(name))
+        out["tables"] = self._row_diff(name, keys, d.get("pk") or self._pk(self.snap_db(name)), limits)
+        return out
+
+    def _row_diff(self, name: str, keys: dict[str, list[str]], pk: dict[str, list[str]], limits: DiffLimits,
+                  ckpt: tuple[str, dict[str, set[str]], set[str]] | None = None) -> list[dict]:
+        """Per table of ``keys`` (its logged keys, as JSON text), its rows then (snapshot
+        ``name``'s copy; with ``ckpt`` = ``(checkpoint, its keys by table, its tables kept
+        whole)``, the checkpoint's copy at the checkpoint's keys) and now (live), as
+        :func:`~sitectl.stores.base.row_changes` lists them."""
         cols: dict[str, list[tuple[str, str]]] = {}
         for t, c, typ in self.sql(
                 "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema="
                 f"{m_value(self.db)} AND table_name IN ({','.join(m_value(t) for t in keys)}) "
                 "ORDER BY table_name, ordinal_position", "read columns"):
             cols.setdefault(t, []).append((c, typ.lower()))
+        tables: list[dict] = []
         queries, listed = [], {}
         for t in sorted(keys):
             entry = {"table": t, "key_columns": pk.get(t, []), "rows_logged": len(keys[t])}
-            out["tables"].append(entry)
+            tables.append(entry)
             try:  # decimals as their exact text, in the keys as in the values
                 logged = sorted((json.loads(k, parse_float=str) for k in keys[t] if k != ""), key=_key_order)
             except ValueError:
@@ -733,6 +742,7 @@ class MysqlStore(Store):
                    else "a logged key could not be read" if logged is None
                    # JSON_ARRAY writes a binary key as base64 text, which no lookup by value matches
                    else "its primary key is binary" if any(types.get(c) in self.BINARY_TYPES for c in pk[t])
+                   else "the checkpoint keeps the table whole" if ckpt is not None and t in ckpt[2]
                    else "")
             if why:
                 entry["rows"] = "not listed: " + why
@@ -743,25 +753,67 @@ class MysqlStore(Store):
                 f"{m_value(c)}, " + (f"CONCAT('0x', HEX({q_ident(c)}))" if typ in self.BINARY_TYPES else q_ident(c))
                 for c, typ in cols[t]) + ")"
             key = "JSON_ARRAY(" + ", ".join(q_ident(c) for c in pk[t]) + ")"
+            sides = [("L", f"{q_ident(self.db)}.{q_ident(t)}"), ("G", f"{q_ident(self.snap_db(name))}.{q_ident(t)}")]
+            if ckpt is not None and t in ckpt[1]:
+                sides.append(("C", f"{q_ident(self.ckpt_db(ckpt[0]))}.{_ckpt_copy(t, 'r')}"))
             # The keys in batches, each statement well under the budget of one SQL text.
-            for batch in budget_chunks([_key_where(pk[t], v) for v in logged], SQL_BUDGET // 3):
+            for batch in budget_chunks([_key_where(pk[t], v) for v in logged], SQL_BUDGET // (len(sides) + 1)):
                 where = " OR ".join(batch)
-                queries.append(f"SELECT 'L', {m_value(t)}, {key}, {obj} FROM {q_ident(self.db)}.{q_ident(t)} "
-                               f"WHERE {where} UNION ALL SELECT 'G', {m_value(t)}, {key}, {obj} FROM "
-                               f"{q_ident(self.snap_db(name))}.{q_ident(t)} WHERE {where};")
+                queries.append(" UNION ALL ".join(f"SELECT '{side}', {m_value(t)}, {key}, {obj} FROM {src} WHERE {where}"
+                                                  for side, src in sides) + ";")
         got: dict[tuple[str, str, str], dict] = {}
         for chunk in budget_chunks(queries, SQL_BUDGET - 100):
             # utf8mb4: the keys' literals and the rows' text are sent as written (the mysql
             # client's default, utf8mb3, turns a 4-byte character into "?").
             for side, t, k, row in self.sql("SET NAMES utf8mb4;\n" + "\n".join(chunk), f"read changed rows against {name}"):
                 got[(side, t, json.dumps(json.loads(k, parse_float=str)))] = json.loads(row, parse_float=str)
-        for entry in out["tables"]:
+        for entry in tables:
             t = entry["table"]
             if t not in listed:
                 continue
-            pairs = [(v, got.get(("G", t, json.dumps(v))), got.get(("L", t, json.dumps(v)))) for v in listed[t]]
+            mine = (ckpt[1].get(t) or set()) if ckpt is not None else set()
+            pairs = [(v, got.get(("C" if json.dumps(v) in mine else "G", t, json.dumps(v))), got.get(("L", t, json.dumps(v))))
+                     for v in listed[t]]
             entry.update(row_changes(pk[t], pairs, limits))
             entry["truncated"] = len(keys[t]) > len(listed[t])
+        return tables
+
+    def diff_checkpoint(self, ckpt: str, entry: dict, golden: str, changes: Changes, limits: DiffLimits) -> dict:
+        """What changed since checkpoint ``ckpt`` (``entry``: this store's entry of its record),
+        in :meth:`diff`'s terms: the rows at the keys logged now or in the checkpoint, then as
+        the checkpoint holds them (golden's where it holds nothing), and now; the tables whose
+        AUTO_INCREMENT differs from the checkpoint's; schema changes since golden (a checkpoint
+        holds none)."""
+        d = changes.detail
+        out = self.diff(golden, Changes(changes.items, {**d, "keys": {}}), limits)
+        cdb = q_ident(self.ckpt_db(ckpt))
+        now_keys: dict[str, list[str]] = {}
+        ck_keys: dict[str, set[str]] = {}
+        ai_then: dict[str, str] = {}
+        # The counters then: golden's, with those the checkpoint's record holds over them.
+        for t, a in self.sql(f"SELECT tbl, auto_inc FROM {q_ident(self.snap_db(golden))}.__tables WHERE auto_inc > 0",
+                             "read definitions"):
+            ai_then[t] = a
+        ai_then.update({t: str(a) for t, a in (entry.get("auto_increment") or {}).items()})
+        for side, t, k in self.sql(f"SET NAMES utf8mb4; SELECT 'N', tbl, pk FROM {TRACK_DB}.changes UNION ALL "
+                                   f"SELECT 'C', tbl, pk FROM {cdb}.__keys", f"read checkpoint {ckpt}"):
+            if side == "C":
+                try:
+                    ck_keys.setdefault(t, set()).add(json.dumps(json.loads(k, parse_float=str)) if k else "")
+                except ValueError:
+                    ck_keys.setdefault(t, set()).add(k)
+            if k not in now_keys.setdefault(t, []):
+                now_keys[t].append(k)
+        moved = set(d.get("rebuild") or []) | set(d.get("extra") or [])
+        keys = {t: ks for t, ks in now_keys.items() if t not in moved}
+        whole = {t for t, info in (entry.get("tables") or {}).items() if info.get("whole")}
+        ai_now = {t: st[2] for t, st in self._state().items()}
+        out["auto_increment"] = sorted(t for t in set(ai_now) | set(ai_then)
+                                       if str(ai_now.get(t, "0")) != str(ai_then.get(t, "0")) and (t in ai_then or ai_now.get(t) not in (None, "0")))
+        if keys:
+            # Golden's keys of every table (a table the checkpoint holds may be unlogged now).
+            out["tables"] = self._row_diff(golden, keys, self._pk(self.snap_db(golden)), limits,
+                                           (ckpt, {t: v for t, v in ck_keys.items() if t not in whole}, whole))
         return out
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
@@ -1122,8 +1174,8 @@ class MysqlStore(Store):
                 exprs.append(f"IFNULL(HEX(CAST({x} AS CHAR)),'~')" if dt == "decimal"
                              else f"IFNULL(HEX(CAST(CAST({x} AS DECIMAL(65,30)) AS CHAR)),'~')" if dt in ("float", "double")
                              else f"IFNULL(HEX({x}),'~')")
-            src = (f"{db}.{q_ident(t)} x" if info["whole"]
-                   else f"{cdb}.__keys k JOIN {db}.{q_ident(t)} x ON k.tbl = {m_value(t)} AND {info['match']}")
+            src = (f"{db}.{q_ident(t)} x" if info["whole"] else f"{cdb}.__keys k JOIN {db}.{q_ident(t)} x ON "
+                   f"k.tbl = {m_value(t)} AND {_logged_key_match('x', [tuple(c) for c in info['key']])}")
             row = ", ".join(exprs) or "''"
             sels.append(f"SELECT {m_value(t)}, COUNT(*), IFNULL(BIT_XOR(CAST(CONV(LEFT(SHA2(CONCAT_WS('|', {row}), 256), "
                         f"16), 16, 10) AS UNSIGNED)), 0) FROM {src}")
@@ -1131,53 +1183,58 @@ class MysqlStore(Store):
 
     def checkpoint_check_requests(self, ckpt: str, entry: dict) -> list:
         tables = entry.get("tables") or {}
-        return [self.session.request(q) for q in self._ckpt_digest_sql(ckpt, tables)] if tables else []
+        return [self.session.request(q) for q in
+                [*self._ckpt_digest_sql(ckpt, tables), self._ckpt_counters_sql(list(entry.get("touched") or []))]]
 
     def checkpoint_check(self, entry: dict, results: list, detected: list) -> list[str]:
         want = entry.get("digests") or {}
-        got = {t: f"{n}:{x}" for res in results for t, n, x in (res.rows if res.ok else [])}
+        rows = [r for res in results for r in (res.rows if res.ok else [])]
+        got = {t: f"{n}:{x}" for t, n, x in rows if t != "#ai"}
+        ai_now, ai_then = {n: x for t, n, x in rows if t == "#ai"}, entry.get("auto_increment") or {}
         bad = [r.error[-200:] for r in results if not r.ok]
-        return bad + [f"table {t} (rows {got.get(t, 'unread')}, saved {want[t]})" for t in sorted(want)
-                      if got.get(t) != want[t]]
+        return (bad + [f"table {t} (rows {got.get(t, 'unread')}, saved {want[t]})" for t in sorted(want) if got.get(t) != want[t]]
+                + [f"auto_increment {t} ({ai_now.get(t)}, saved {ai_then.get(t)})" for t in sorted(set(ai_now) | set(ai_then))
+                   if str(ai_now.get(t)) != str(ai_then.get(t))])
+
+    def checkpoint_refusal(self, changes: Changes) -> str:
+        d = changes.detail
+        if not self.diffable(changes) or d.get("full"):
+            return "its change log does not follow golden (" + "; ".join(changes.items[:2]) + ")"
+        moved = sorted(set(d.get("rebuild") or []) - self._count_only(d.get("rebuild") or [])) + sorted(d.get("extra") or [])
+        if moved:
+            return "tables were created, rebuilt, truncated or altered since golden (" + ", ".join(moved[:5]) + ")"
+        if d.get("objects"):
+            return "views, routines or events changed since golden"
+        return ""
 
     def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
         """Checkpoint ``ckpt`` as database ``sitectl_c_CKPT``: ``__keys``, the change log as it
-        is (every key logged since golden); per logged table, ``r_<md5>`` with its live rows at
-        those keys and ``d_<md5>`` with golden's rows at the keys whose row is gone now (a table
-        without a primary key, or keyed by a type no logged value matches exactly, is copied
-        whole into ``r_<md5>``); ``__ai``, every table's AUTO_INCREMENT counter. All read in one
-        transaction, matched to the log server-side (no key travels through the client, so
-        4-byte characters in keys are kept).
+        is (every key logged since golden); per logged table ``r_<md5>``, its live rows at those
+        keys (a table without a primary key, keyed by a type no logged value matches exactly, or
+        told apart by its row count only, whole). All read in one transaction, matched to the log
+        server-side (no key travels through the client, so 4-byte characters in keys are kept),
+        with what the restore's check compares and applies from the host's record, never from
+        the container: each kept table's digest and the AUTO_INCREMENT counters of every table
+        the restore touches.
 
         Raises:
-            CheckpointUnavailable: the change log does not follow ``golden``, or a table was
-                created, altered, rebuilt or truncated, or a view or routine changed (a
-                checkpoint keeps rows, not definitions).
+            CheckpointUnavailable: :meth:`checkpoint_refusal`.
         """
-        d = changes.detail
-        counted = self._count_only(d.get("rebuild") or []) if self.diffable(changes) and not d.get("full") else set()
-        moved = sorted(set(d.get("rebuild") or []) - counted) + sorted(d.get("extra") or [])
-        if not self.diffable(changes) or d.get("full"):
-            why = "its change log does not follow golden"
-        elif moved:
-            why = "tables were created, rebuilt, truncated or altered since golden (" + ", ".join(moved[:5]) + ")"
-        elif d.get("objects"):
-            why = "views, routines or events changed since golden"
-        else:
-            why = ""
+        why = self.checkpoint_refusal(changes)
         if why:
-            raise CheckpointUnavailable(f"{self.site}: {self.label}: {why}; a checkpoint keeps changed rows only")
-        cdb, gdb, db = q_ident(self.ckpt_db(ckpt)), q_ident(self.snap_db(golden)), q_ident(self.db)
+            raise CheckpointUnavailable(f"{self.site}: {self.label}: {why}")
+        d = changes.detail
+        counted = self._count_only(d.get("rebuild") or [])
+        cdb, db = q_ident(self.ckpt_db(ckpt)), q_ident(self.db)
         tables = sorted(set(d["keys"]) | counted)
         keycols, allcols = self._columns(tables)
         ddl = [f"DROP DATABASE IF EXISTS {cdb};", f"CREATE DATABASE {cdb};",
-               f"CREATE TABLE {cdb}.__keys LIKE {TRACK_DB}.changes;",
-               f"CREATE TABLE {cdb}.__ai (tbl VARCHAR(64) PRIMARY KEY, auto_inc BIGINT);"]
+               f"CREATE TABLE {cdb}.__keys LIKE {TRACK_DB}.changes;"]
         fill = ["SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;", "START TRANSACTION;",
                 f"INSERT INTO {cdb}.__keys SELECT * FROM {TRACK_DB}.changes;"]
         entry: dict[str, dict] = {}
         for t in tables:
-            live, r, dl = f"{db}.{q_ident(t)}", f"{cdb}.{_ckpt_copy(t, 'r')}", f"{cdb}.{_ckpt_copy(t, 'd')}"
+            live, r = f"{db}.{q_ident(t)}", f"{cdb}.{_ckpt_copy(t, 'r')}"
             cols = keycols.get(t, [])
             match = None if t in counted or "" in d["keys"].get(t, []) else _logged_key_match("x", cols)
             ddl.append(f"CREATE TABLE {r} LIKE {live};")
@@ -1185,25 +1242,27 @@ class MysqlStore(Store):
                 fill.append(f"INSERT INTO {r} SELECT * FROM {live};")
                 entry[t] = {"whole": True, "key": [], "cols": allcols.get(t, [])}
                 continue
-            same = " AND ".join(f"l.{q_ident(c)} = x.{q_ident(c)}" for c, _, _ in cols)
-            ddl.append(f"CREATE TABLE {dl} LIKE {live};")
             fill.append(f"INSERT INTO {r} SELECT x.* FROM {cdb}.__keys k JOIN {live} x ON k.tbl = {m_value(t)} AND {match};")
-            fill.append(f"INSERT INTO {dl} SELECT x.* FROM {cdb}.__keys k JOIN {gdb}.{q_ident(t)} x ON k.tbl = {m_value(t)} "
-                        f"AND {match} WHERE NOT EXISTS (SELECT 1 FROM {live} l WHERE {same});")
-            entry[t] = {"whole": False, "key": [c for c, _, _ in cols], "match": match, "cols": allcols.get(t, [])}
-        # What the restore's closing check compares: the live rows, read with the copies.
+            entry[t] = {"whole": False, "key": [list(c) for c in cols], "cols": allcols.get(t, [])}
+        touched = sorted(set(self._apply_order(tables, d.get("targets") or {})) | set(d.get("autoinc") or []))
+        # What the restore's closing check compares: the live rows and counters, read with the copies.
         fill += self._ckpt_digest_sql(ckpt, entry)
-        fill.append(f"INSERT INTO {cdb}.__ai SELECT table_name, auto_increment FROM information_schema.tables WHERE "
-                    f"table_schema = {m_value(self.db)} AND table_type = 'BASE TABLE' AND auto_increment IS NOT NULL;")
+        fill.append(self._ckpt_counters_sql(touched))
         fill.append("COMMIT;")
         fill.append(f"SELECT '', 0, IFNULL(SUM(data_length + index_length), 0) FROM information_schema.tables "
                     f"WHERE table_schema = {m_value(self.ckpt_db(ckpt))};")
         self.session.query_chunks(ddl, f"checkpoint {ckpt}")
         rows = self.sql("\n".join(fill), f"checkpoint {ckpt}")
-        digests = {t: f"{n}:{x}" for t, n, x in rows if t}
-        size = next((int(x) for t, _, x in rows if not t), 0)
-        return {"tables": entry, "targets": d.get("targets") or {}, "autoinc": list(d.get("autoinc") or []),
-                "digests": digests, "size": size}
+        return {"tables": entry, "targets": d.get("targets") or {}, "touched": touched,
+                "digests": {t: f"{n}:{x}" for t, n, x in rows if t and t != "#ai"},
+                "auto_increment": {n: x for t, n, x in rows if t == "#ai"},
+                "size": next((int(x) for t, _, x in rows if not t), 0)}
+
+    def _ckpt_counters_sql(self, tables: list[str]) -> str:
+        """A query giving ``('#ai', table, AUTO_INCREMENT)`` of ``tables`` that have one."""
+        names = ",".join(m_value(t) for t in tables) or "''"
+        return (f"SELECT '#ai', table_name, auto_increment FROM information_schema.tables WHERE table_schema = "
+                f"{m_value(self.db)} AND table_name IN ({names}) AND auto_increment IS NOT NULL;")
 
     def _count_only(self, rebuilt: list[str]) -> set[str]:
         """The tables among ``rebuilt`` that are told apart by their row count only (another
@@ -1250,11 +1309,11 @@ class MysqlStore(Store):
         """One SQL text, run on golden's state: in one transaction with foreign-key checks off,
         the tables in :meth:`_apply_order`; a table the application's triggers on earlier ones
         wrote first gets golden's rows back at the keys they logged (the reset's catch-up), then
-        each checkpointed table loses its rows at the checkpoint's keys and gets the
-        checkpoint's rows (its own triggers' logging off while it is written); the checkpoint's
+        each checkpointed table loses its rows at the checkpoint's keys and gets the copy's rows
+        at those keys only (its own triggers' logging off while it is written); the checkpoint's
         keys go into the change log, which then follows golden as if the application had
-        written them. After the commit, every touched table's AUTO_INCREMENT becomes the
-        checkpoint's (an ALTER only where it differs)."""
+        written them. After the commit, every touched table's AUTO_INCREMENT becomes the one the
+        record holds (an ALTER only where it differs)."""
         tables: dict[str, dict] = entry.get("tables") or {}
         targets: dict[str, dict] = entry.get("targets") or {}
         cdb, gdb, db = q_ident(self.ckpt_db(ckpt)), q_ident(self.snap_db(golden)), q_ident(self.db)
@@ -1269,24 +1328,28 @@ class MysqlStore(Store):
                 stmts += self._catch_up_sql(gdb, t, cols_of.get(t, []))
             if t not in tables:
                 continue
-            live, r, dl = f"{db}.{q_ident(t)}", f"{cdb}.{_ckpt_copy(t, 'r')}", f"{cdb}.{_ckpt_copy(t, 'd')}"
+            live, r = f"{db}.{q_ident(t)}", f"{cdb}.{_ckpt_copy(t, 'r')}"
             stmts.append(f"SET @sitectl_restoring={m_value(_table_tag(t))};")
             if tables[t].get("whole"):
-                stmts.append(f"DELETE FROM {live};")
-            else:
-                same = " AND ".join(f"l.{q_ident(c)} = c.{q_ident(c)}" for c in tables[t]["key"])
-                stmts.append(f"DELETE l FROM {live} l JOIN {r} c ON {same};")
-                stmts.append(f"DELETE l FROM {live} l JOIN {dl} c ON {same};")
-            stmts.append(f"INSERT INTO {live} SELECT * FROM {r};")
+                stmts.append(f"DELETE FROM {live}; INSERT INTO {live} SELECT * FROM {r};")
+                continue
+            keyed = [tuple(c) for c in tables[t]["key"]]
+            stmts.append(f"DELETE x FROM {cdb}.__keys k JOIN {live} x ON k.tbl = {m_value(t)} AND "
+                         f"{_logged_key_match('x', keyed)};")
+            stmts.append(f"INSERT INTO {live} SELECT x.* FROM {cdb}.__keys k JOIN {r} x ON k.tbl = {m_value(t)} AND "
+                         f"{_logged_key_match('x', keyed)};")
         stmts += ["SET @sitectl_restoring=NULL;", f"INSERT IGNORE INTO {TRACK_DB}.changes SELECT * FROM {cdb}.__keys;",
                   "COMMIT;"]
-        for t in sorted(set(order) | set(entry.get("autoinc") or [])):
-            alter = f"CONCAT({m_value(f'ALTER TABLE {db}.{q_ident(t)} AUTO_INCREMENT=')}, @sitectl_a)"
+        counters = entry.get("auto_increment") or {}
+        for t in entry.get("touched") or []:
+            if t not in counters:
+                continue
+            n = int(counters[t])
+            alter = f"ALTER TABLE {db}.{q_ident(t)} AUTO_INCREMENT={n}"
             stmts.append(
-                f"SET @sitectl_a = (SELECT auto_inc FROM {cdb}.__ai WHERE tbl = {m_value(t)}); SET @sitectl_s = "
-                f"IF(@sitectl_a IS NULL OR (SELECT auto_increment FROM information_schema.tables WHERE table_schema="
-                f"{m_value(self.db)} AND table_name={m_value(t)}) <=> @sitectl_a, 'DO 0', {alter}); "
-                "PREPARE sitectl_s FROM @sitectl_s; EXECUTE sitectl_s; DEALLOCATE PREPARE sitectl_s;")
+                "SET @sitectl_s = IF((SELECT auto_increment FROM information_schema.tables WHERE table_schema="
+                f"{m_value(self.db)} AND table_name={m_value(t)}) <=> {n}, 'DO 0', {m_value(alter)});"
+                " PREPARE sitectl_s FROM @sitectl_s; EXECUTE sitectl_s; DEALLOCATE PREPARE sitectl_s;")
         return [self.session.request("\n".join(stmts))]
 
     def checkpoint_drop(self, ckpt: str) -> None:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 
 from sitectl.errors import CheckpointUnavailable, StoreError
@@ -479,6 +480,26 @@ _DDL_SEEN = f"(EXISTS (SELECT 1 FROM sitectl.ddl) OR NOT {_DDL_LOGGED})"
 _NOT_OURS = "obj !~ '^trigger sitectl_(row|trunc) on '"
 
 
+#: A table's name as the tracking logs it (``quote_ident`` of schema and table, joined by a dot):
+#: the only shape a checkpoint record's table names may have (a hand-edited record's text never
+#: reaches SQL otherwise).
+_QUALIFIED = re.compile(r'^(?:"(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)\.(?:"(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)\Z')
+
+
+def _ckpt_tables(entry: dict) -> dict[str, dict]:
+    """A checkpoint entry's tables, each name checked (:data:`_QUALIFIED`).
+
+    Raises:
+        StoreError: a name of another shape (a damaged or hand-edited record).
+    """
+    tables = entry.get("tables") or {}
+    bad = [t for t in tables if not isinstance(t, str) or not _QUALIFIED.match(t)]
+    if bad:
+        raise StoreError(f"the checkpoint's record names a table {bad[0]!r:.80} that is no table name; delete the "
+                         "checkpoint and save it again")
+    return tables
+
+
 def _ident(name: str) -> str:
     """A PostgreSQL identifier, always double-quoted (legal for any name)."""
     return '"' + name.replace('"', '""') + '"'
@@ -796,6 +817,67 @@ class PostgresStore(Store):
                 entry["truncated"] = entry["rows_logged"] > len(pairs)
         return out
 
+    def diff_checkpoint(self, ckpt: str, entry: dict, golden: str, changes: Changes, limits: DiffLimits) -> dict:
+        """What changed since checkpoint ``ckpt`` (``entry``: this store's entry of its record),
+        in :meth:`diff`'s terms: per leaf the rows at the keys logged now or in the checkpoint,
+        then as the checkpoint's copy holds them (golden's copy where the checkpoint holds
+        nothing) and now; the sequences whose value is not the checkpoint's (golden's where it
+        holds none); schema changes since golden (a checkpoint holds none)."""
+        d = changes.detail
+        out = self.diff(golden, Changes(changes.items, {**d, "keys": {}}), limits)
+        s, cs = self.snap_schema(golden), self.ckpt_schema(ckpt)
+        whole = {t for t, info in (entry.get("tables") or {}).items() if info.get("whole")}
+        rels = {t: (pk, cols) for t, leaf, _, pk, cols in self._rels(s) if leaf}
+        logged = sorted({t for r in self.sql(
+            f"SELECT DISTINCT to_json(tbl)::text FROM sitectl.changes UNION SELECT DISTINCT to_json(tbl)::text FROM {cs}.__keys",
+            f"read checkpoint {ckpt}") for t in [json.loads(r[0])] if _QUALIFIED.match(t)})
+        out["sequences"] = sorted(json.loads(r[0]) for r in self.sql(
+            f"SELECT to_json(v.s)::text FROM sitectl.sequences() v LEFT JOIN {cs}.__sequences c ON c.s = v.s "
+            f"LEFT JOIN {s}.__sequences g ON g.s = v.s WHERE CASE WHEN c.s IS NOT NULL THEN (c.l, c.c) IS DISTINCT FROM "
+            "(v.l, v.c) ELSE (g.l, g.c) IS DISTINCT FROM (v.l, v.c) END", f"read checkpoint {ckpt}"))
+        selects, listed = [], set()
+        for tbl in logged:
+            info = rels.get(tbl)
+            row = {"table": tbl, "key_columns": [c for c, _ in (info or ([], []))[0]], "rows_logged": 0}
+            out["tables"].append(row)
+            if info is None or not info[0] or tbl in whole or tbl in (d.get("whole") or []):
+                row["rows"] = ("not listed: the snapshot has no copy of it (created since)" if info is None
+                               else "not listed: the table has no primary key" if not info[0]
+                               else "not listed: the checkpoint keeps the table whole" if tbl in whole
+                               else "not listed: a TRUNCATE was logged")
+                continue
+            listed.add(tbl)
+            pk, cols = info
+            match, cmatch = _key_match(pk, cols)
+            live_cols = ", ".join(f"x.{_ident(c)}" for c, _ in cols) if cols else "x.*"
+            copy_cols = ", ".join(f"{_copy_col(c, cols)} AS {_ident(c)}" for c, _ in cols) if cols else "x.*"
+            keyset = (f"SELECT pk FROM sitectl.changes WHERE tbl = {pg_value(tbl)} AND pk <> 'null' UNION "
+                      f"SELECT pk FROM {cs}.__keys WHERE tbl = {pg_value(tbl)} AND pk <> 'null'")
+            copy = (f"SELECT to_jsonb(r)::text FROM (SELECT {copy_cols} FROM {cs}.{_qname(tbl)} x WHERE {cmatch} LIMIT 1) r"
+                    if tbl in (entry.get("tables") or {}) else "SELECT NULL::text")
+            selects.append(
+                f"SELECT to_json({pg_value(tbl)}::text)::text, k.pk::text, (SELECT count(*) FROM ({keyset}) u)::text, "
+                f"COALESCE((SELECT to_jsonb(r)::text FROM (SELECT {live_cols} FROM ONLY {tbl} x WHERE {match} LIMIT 1) r), '-'), "
+                f"CASE WHEN EXISTS (SELECT 1 FROM {cs}.__keys c WHERE c.tbl = {pg_value(tbl)} AND c.pk = k.pk) "
+                f"THEN COALESCE(({copy}), '-') ELSE COALESCE((SELECT to_jsonb(r)::text FROM (SELECT {copy_cols} FROM "
+                f"{s}.{_qname(tbl)} x WHERE {cmatch} LIMIT 1) r), '-') END "
+                f"FROM (SELECT pk FROM ({keyset}) u ORDER BY pk LIMIT {int(limits.rows)}) k")
+        got: dict[str, list] = {}
+        counts: dict[str, int] = {}
+        for chunk in budget_chunks(selects, SQL_BUDGET - 100):
+            for tbl, key, count, now, then in self.sql(" UNION ALL ".join(chunk) + ";", f"read changed rows against {ckpt}"):
+                counts[json.loads(tbl)] = int(count)
+                got.setdefault(json.loads(tbl), []).append((
+                    json.loads(key, parse_float=str), None if then == "-" else json.loads(then, parse_float=str),
+                    None if now == "-" else json.loads(now, parse_float=str)))
+        for row in out["tables"]:
+            if row["table"] in listed:
+                pairs = got.get(row["table"], [])
+                row["rows_logged"] = counts.get(row["table"], 0)
+                row.update(row_changes(row["key_columns"], pairs, limits))
+                row["truncated"] = row["rows_logged"] > len(pairs)
+        return out
+
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         # A missing snapshot makes the change detection fail, which asks for the full path;
         # only the paths that do not come from a detection check that the snapshot exists.
@@ -993,6 +1075,15 @@ class PostgresStore(Store):
         """The schema that holds checkpoint ``ckpt``'s rows."""
         return f"sitectl_c_{ckpt}"
 
+    def checkpoint_refusal(self, changes: Changes) -> str:
+        d = changes.detail
+        if not self.diffable(changes):
+            return "its change log does not follow golden (" + "; ".join(changes.items[:2]) + ")"
+        if d.get("full") or d.get("added"):
+            what = [o for o in d.get("ddl") or [] if "DDL with no tracked" not in o and "sitectl's DDL log" not in o]
+            return f"schema objects changed since golden ({', '.join(what[:5])})"
+        return ""
+
     def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
         """Checkpoint ``ckpt`` as schema ``sitectl_c_CKPT``, in one ``REPEATABLE READ``
         transaction: ``__keys``, the change log as it is (every key logged since golden, a
@@ -1005,12 +1096,10 @@ class PostgresStore(Store):
             CheckpointUnavailable: the change log does not follow ``golden``, or schema objects
                 were created, changed or dropped since (a checkpoint keeps rows, not definitions).
         """
+        why = self.checkpoint_refusal(changes)
+        if why:
+            raise CheckpointUnavailable(f"{self.site}: {self.label}: {why}")
         d = changes.detail
-        if not self.diffable(changes) or d.get("full") or d.get("added"):
-            what = [o for o in d.get("ddl") or [] if "DDL with no tracked" not in o and "sitectl's DDL log" not in o]
-            why = (f"schema objects changed since golden ({', '.join(what[:5])})" if self.diffable(changes) and what
-                   else "its change log does not follow golden")
-            raise CheckpointUnavailable(f"{self.site}: {self.label}: {why}; a checkpoint keeps changed rows only")
         pks = self._keys_of(golden, changes)
         cs = self.ckpt_schema(ckpt)
         whole_logged = set(d.get("whole") or [])
@@ -1038,11 +1127,16 @@ class PostgresStore(Store):
                 stmts.append(f"CREATE TABLE {copy} AS SELECT {sel} FROM ONLY {t} x JOIN (SELECT pk FROM {cs}.__keys "
                              f"WHERE tbl = {pg_value(t)} AND pk <> 'null') k ON {match};")
             entry[t] = {"whole": whole, "pk": pk, "cols": cols}
-        # What the restore's closing check compares: the live rows and sequences, read with the copies.
-        stmts += self._ckpt_digest_sql(ckpt, entry, list(d.get("sequences") or []))
-        stmts.append(f"SELECT '', COALESCE(sum(pg_total_relation_size(c.oid)), 0)::text FROM pg_class c JOIN pg_namespace n "
-                     f"ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(cs)};")
-        rows = self.sql("BEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;", f"checkpoint {ckpt}")
+        # What the restore's closing check compares: the live rows and sequences, read with the
+        # copies (kept in a table of the checkpoint, read by the last statement: psql before 15
+        # prints only the last statement's rows).
+        digest = self._ckpt_digest_sql(ckpt, entry, list(d.get("sequences") or []))
+        stmts.append(f"CREATE TABLE {cs}.__digests (k text, v text);")
+        stmts += [f"INSERT INTO {cs}.__digests {q}" for q in digest]
+        rows = self.sql("BEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;\n"
+                        f"SELECT k, v FROM {cs}.__digests UNION ALL SELECT '', COALESCE(sum(pg_total_relation_size(c.oid)), 0)"
+                        f"::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = {pg_value(cs)};",
+                        f"checkpoint {ckpt}")
         return {"tables": entry, "sequences": list(d.get("sequences") or []),
                 "digests": {json.loads(k): v for k, v in rows if k}, "size": next((int(v) for k, v in rows if not k), 0)}
 
@@ -1067,7 +1161,7 @@ class PostgresStore(Store):
         return [" UNION ALL ".join(sels[i:i + 50]) + ";" for i in range(0, len(sels), 50)]
 
     def checkpoint_check_requests(self, ckpt: str, entry: dict) -> list:
-        tables, seqs = entry.get("tables") or {}, entry.get("sequences") or []
+        tables, seqs = _ckpt_tables(entry), entry.get("sequences") or []
         return [self.session.request(f"{_NO_JIT} {q}") for q in self._ckpt_digest_sql(ckpt, tables, seqs)]
 
     def checkpoint_check(self, entry: dict, results: list, detected: list) -> list[str]:
@@ -1083,7 +1177,7 @@ class PostgresStore(Store):
         checkpoint's keys (all of them when kept whole) and gets the checkpoint's rows; the
         checkpoint's keys go into the change log, which then follows golden as if the
         application had written them; the changed sequences take the checkpoint's values."""
-        tables: dict[str, dict] = entry.get("tables") or {}
+        tables = _ckpt_tables(entry)
         cs = self.ckpt_schema(ckpt)
         stmts = ["SET LOCAL session_replication_role = replica;", _QUIET]
         if tables:
@@ -1093,12 +1187,18 @@ class PostgresStore(Store):
             if info.get("whole"):
                 stmts.append(f"DELETE FROM ONLY {t};")
             else:
-                match, _ = _key_match(info["pk"], info["cols"])
+                match, cmatch = _key_match(info["pk"], info["cols"])
                 stmts.append(f"DELETE FROM ONLY {t} x USING (SELECT pk FROM {cs}.__keys WHERE tbl = {pg_value(t)} "
                              f"AND pk <> 'null') k WHERE {match};")
+                # the copy's rows at the checkpoint's keys only (the container's copy is not trusted)
+                stmts.append(_insert(t, copy, info["cols"], f" JOIN (SELECT pk FROM {cs}.__keys WHERE tbl = {pg_value(t)} "
+                                                          f"AND pk <> 'null') k ON {cmatch}"))
+                continue
             stmts.append(_insert(t, copy, info["cols"]))
         stmts.append(f"INSERT INTO sitectl.changes SELECT tbl, pk FROM {cs}.__keys ON CONFLICT DO NOTHING;")
-        stmts.append(f"SELECT setval(g.s::regclass, g.l, g.c) FROM {cs}.__sequences g;")
+        seqs = ", ".join(pg_value(q) for q in entry.get("sequences") or [])
+        if seqs:
+            stmts.append(f"SELECT setval(g.s::regclass, g.l, g.c) FROM {cs}.__sequences g WHERE g.s IN ({seqs});")
         return [self.session.request(f"{_NO_JIT}\nBEGIN;\n" + "\n".join(stmts) + "\nCOMMIT;")]
 
     def checkpoint_drop(self, ckpt: str) -> None:

@@ -60,7 +60,7 @@ RESTORE_LUA = """
 local name, db = ARGV[1], tonumber(ARGV[2])
 local ttls = 'sitectl:' .. name .. '#ttl'
 redis.call('SELECT', 15)
-if redis.call('EXISTS', 'sitectl:' .. name) == 0 then return redis.error_reply('no snapshot ' .. name) end
+if redis.call('EXISTS', 'sitectl:' .. name) == 0 then return redis.error_reply('ERR no snapshot ' .. name) end
 local keys = redis.call('KEYS', 'sitectl:' .. name .. ':*')
 local prefix = string.len('sitectl:' .. name .. ':')
 local left = {}
@@ -109,9 +109,13 @@ redis.call('SELECT', 15)
 local old = redis.call('KEYS', cp .. '*')
 for i = 1, #old do redis.call('DEL', old[i]) end
 redis.call('DEL', ttls, gone, 'sitectl#c:' .. ck)
-local then_ = {}
+local then_, expired = {}, {}
 local copies = redis.call('KEYS', gp .. '*')
-for i = 1, #copies do then_[string.sub(copies[i], string.len(gp) + 1)] = redis.sha1hex(redis.call('DUMP', copies[i])) end
+for i = 1, #copies do
+  local k = string.sub(copies[i], string.len(gp) + 1)
+  then_[k] = redis.sha1hex(redis.call('DUMP', copies[i]))
+  expired[k] = redis.call('HEXISTS', 'sitectl:' .. golden .. '#ttl', k) == 1
+end
 redis.call('SELECT', db)
 local all = redis.call('KEYS', '*')
 local kept, left, seen = {}, {}, {}
@@ -120,7 +124,8 @@ for i = 1, #all do
   local t = redis.call('PTTL', k)
   if t < 0 or t >= floor then
     seen[k] = true
-    if then_[k] ~= redis.sha1hex(redis.call('DUMP', k)) then
+    -- its value, or whether it expires (a key made persistent keeps its value), differs from golden's
+    if then_[k] ~= redis.sha1hex(redis.call('DUMP', k)) or expired[k] ~= (t > 0) then
       kept[#kept + 1] = k
       left[#kept] = t
       redis.call('COPY', k, cp .. k, 'DB', 15)
@@ -151,7 +156,7 @@ local cp = 'sitectl#c:' .. ck .. ':'
 local ttls, gone = 'sitectl#c:' .. ck .. '#ttl', 'sitectl#c:' .. ck .. '#gone'
 redis.call('SELECT', 15)
 local want = redis.call('GET', 'sitectl#c:' .. ck)
-if not want then return redis.error_reply('no checkpoint ' .. ck) end
+if not want then return redis.error_reply('ERR no checkpoint ' .. ck .. ' in the container: delete it and save it again') end
 local keys = redis.call('KEYS', cp .. '*')
 local dead = redis.call('SMEMBERS', gone)
 local left = {}
@@ -165,7 +170,7 @@ for i = 1, #keys do
   if left[i] then redis.call('PEXPIRE', string.sub(keys[i], string.len(cp) + 1), tonumber(left[i])) end
 end
 local got = durable(floor)
-if got ~= want then return redis.error_reply('the keyspace after the checkpoint is not the one saved (' .. got .. ', saved ' .. want .. ')') end
+if got ~= want then return redis.error_reply('ERR the keyspace after the checkpoint is not the one saved (' .. got .. ', saved ' .. want .. ')') end
 return #keys
 """
 # A digest of the keys, their DUMP values and whether each expires (ARGV[4]: the snapshot's TTL
@@ -238,7 +243,8 @@ return (#ARGV - 1) / 3
 """
 
 
-# Per key, how the live keyspace differs from snapshot ARGV[1]'s copies: "HEXKEY added",
+# Per key, how the live keyspace differs from snapshot ARGV[1]'s copies (with ARGV[4], from
+# checkpoint ARGV[4] over them): "HEXKEY added",
 # "HEXKEY removed" or "HEXKEY changed" (its DUMP value differs), sorted by key; at most ARGV[3]
 # lines, then "+ N" more.
 DIFF_LUA = """
@@ -249,6 +255,14 @@ redis.call('SELECT', 15)
 local then_ = {}
 local copies = redis.call('KEYS', prefix .. '*')
 for i = 1, #copies do then_[string.sub(copies[i], string.len(prefix) + 1)] = redis.sha1hex(redis.call('DUMP', copies[i])) end
+local ck = ARGV[4] or ''
+if ck ~= '' then  -- against checkpoint ARGV[4]: golden's keys, its own kept keys over them, its gone keys out
+  local cp = 'sitectl#c:' .. ck .. ':'
+  local kept = redis.call('KEYS', cp .. '*')
+  for i = 1, #kept do then_[string.sub(kept[i], string.len(cp) + 1)] = redis.sha1hex(redis.call('DUMP', kept[i])) end
+  local gone = redis.call('SMEMBERS', 'sitectl#c:' .. ck .. '#gone')
+  for i = 1, #gone do then_[gone[i]] = nil end
+end
 redis.call('SELECT', db)
 local found = {}
 local live = redis.call('KEYS', '*')
@@ -332,8 +346,19 @@ class RedisStore(Store):
         are never in a snapshot (:data:`MIN_TTL_MS`), so caches written since show as added."""
         if not changes:
             return {"items": [], "keys": [], "truncated": False}
+        return self._key_diff(name, limits, "", list(changes.items))
+
+    def diff_checkpoint(self, ckpt: str, entry: dict, golden: str, changes: Changes, limits: DiffLimits) -> dict:
+        """The keys added, removed or changed since checkpoint ``ckpt``: the live keyspace against
+        golden's copies with the checkpoint's kept keys over them and its gone keys out (as
+        :meth:`diff`: time to live not compared; keys expiring within the hour were kept by
+        neither)."""
+        return self._key_diff(golden, limits, ckpt, list(changes.items))
+
+    def _key_diff(self, name: str, limits: DiffLimits, ckpt: str, items: list[str]) -> dict:
         keys, more = [], 0
-        for line in out_lines(self._eval(DIFF_LUA, name, str(self.db), str(limits.entries), what=f"diff against {name}")):
+        for line in out_lines(self._eval(DIFF_LUA, name, str(self.db), str(limits.entries), ckpt,
+                                         what=f"diff against {ckpt or name}")):
             hexkey, _, change = line.strip().partition(" ")
             if hexkey == "+":
                 more = int(change or 0)
@@ -344,7 +369,7 @@ class RedisStore(Store):
                 continue
             if change in ("added", "removed", "changed"):
                 keys.append({"key": key, "change": change})
-        return {"items": list(changes.items), "keys": keys, "truncated": more > 0}
+        return {"items": items, "keys": keys, "truncated": more > 0}
 
     def restore(self, name: str, changes: Changes | None = None) -> list[str]:
         if changes is not None and not changes:
@@ -384,6 +409,9 @@ class RedisStore(Store):
         self._eval(IMPORT_LUA, name, *args, what=f"import {name}")
 
     # -- checkpoints (docs/checkpoints.md) ------------------------------------------------
+    def checkpoint_refusal(self, changes: Changes) -> str:
+        return "" if self.diffable(changes) else "no record of golden (" + "; ".join(changes.items[:2]) + ")"
+
     def checkpoint_save(self, ckpt: str, golden: str, changes: Changes) -> dict:
         """Checkpoint ``ckpt`` in database 15 (:data:`CKPT_SAVE_LUA`, one atomic script): the
         keys that differ from snapshot ``golden``'s copies or that it lacks, with their time to

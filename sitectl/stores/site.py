@@ -182,13 +182,16 @@ class SiteStores:
     # -- checkpoints (sitectl.snapshots.checkpoint) -----------------------------------------
     def checkpoint_save(self, ckpt: str, golden: str, found: SiteChanges) -> dict[str, dict]:
         """Each store's :meth:`~sitectl.stores.base.Store.checkpoint_save` of what ``found``
-        (a detection against ``golden``) lists; returns ``{store label: entry}``.
+        (a detection against ``golden``) lists, concurrently; returns ``{store label: entry}``.
 
         Raises:
             CheckpointUnavailable: a store cannot keep its changes as a delta from golden.
             StoreError: a copy failed.
         """
-        return {st.label: st.checkpoint_save(ckpt, golden, c) for st, c in found.per_store}
+        # The stores copy concurrently (their databases, folders and keys are apart).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(found.per_store))) as pool:
+            futs = [(st.label, pool.submit(st.checkpoint_save, ckpt, golden, c)) for st, c in found.per_store]
+        return {label: f.result() for label, f in futs}
 
     @staticmethod
     def checkpoint_marks(found: SiteChanges) -> dict[str, list[str]]:

@@ -2,7 +2,8 @@
 
 Hypothesis draws sequences of the commands the README shows (``up`` on the running stack,
 ``login``, ``login --check``, ``task prepare``, a task's own write, ``snapshot create`` and
-``snapshot restore`` of a named snapshot, ``verify``, ``verify --deep``, ``reset``) and runs
+``snapshot restore`` of a named snapshot, ``checkpoint save`` and ``checkpoint restore``,
+``verify``, ``verify --deep``, ``diff``, ``reset``) and runs
 them, in process, through the real CLI against the running mini stack. After every ``reset``
 the next command is ``verify --deep``, which must exit 0: no command leaves behind anything a
 reset does not undo, and a reset writes nothing after its restore (docs/snapshots.md, "Logins
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TASKS = str(ROOT / "docs" / "examples" / "tasks.json")
 FORUM = "http://127.0.0.1:9999"
 STEPS = ["up", "login", "login --check", "task prepare", "task write", "snapshot create", "snapshot restore",
-         "verify", "verify --deep", "diff", "reset"]
+         "checkpoint save", "checkpoint restore", "verify", "verify --deep", "diff", "reset"]
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -34,6 +35,8 @@ STEPS = ["up", "login", "login --check", "task prepare", "task write", "snapshot
 def test_verify_deep_passes_after_every_reset_in_any_order_of_the_readmes_commands(mini, tmp_path, steps):
     auth, cfg = str(tmp_path / "auth"), str(tmp_path / "config_files")
     have_snapshot = False
+    # Whether checkpoint "mid" was saved, and whether the task's post was in it.
+    checkpoint, posted_then = False, False
     # Whether the change log still follows golden (a named snapshot taken or restored moves it;
     # a reset brings it back), and whether a task's post was written since.
     follows_golden, posted = True, False
@@ -60,6 +63,17 @@ def test_verify_deep_passes_after_every_reset_in_any_order_of_the_readmes_comman
                     continue
                 code, res = cli("snapshot", "restore", "readme_seq", "--json")
                 follows_golden = False
+            elif step == "checkpoint save":
+                code, res = cli("checkpoint", "save", "mid", "--json")
+                if not follows_golden:  # a checkpoint is a delta from golden: refused, with the next step
+                    assert code == 9 and "sitectl reset" in res["error"], f"{steps}: {json.dumps(res)}"
+                    continue
+                checkpoint, posted_then = checkpoint or code == 0, posted
+            elif step == "checkpoint restore":
+                if not checkpoint:
+                    continue
+                code, res = cli("checkpoint", "restore", "mid", "--json")
+                follows_golden, posted = True, posted_then
             elif step == "verify":
                 code, res = cli("verify", "--json")
             elif step == "verify --deep":
@@ -87,3 +101,5 @@ def test_verify_deep_passes_after_every_reset_in_any_order_of_the_readmes_comman
     finally:
         if have_snapshot:
             cli("snapshot", "delete", "readme_seq", "--json")
+        if checkpoint:
+            cli("checkpoint", "delete", "mid", "--json")

@@ -267,23 +267,62 @@ def test_a_copy_changed_in_the_container_fails_loudly_back_at_golden(mini, engin
     assert forum_state(engine) == golden
 
 
-@pytest.mark.parametrize("tamper", ["row", "file"])
+@pytest.mark.parametrize("tamper", ["row", "planted row", "counter", "file", "same size and time"])
 def test_a_shop_copy_changed_in_the_container_fails_loudly_back_at_golden(mini, engine, tamper):
-    """The same for Magento's rows (a row of the checkpoint's MySQL copy changed) and its media
-    (a copied file's bytes changed in the checkpoint's folder)."""
+    """The same for Magento's rows (a row of the checkpoint's MySQL copy changed; one planted at
+    a key the checkpoint does not hold is never written), its counters (the copy's database is
+    not where the restore reads them) and its media (a copied file's bytes changed, also keeping
+    its size and time)."""
     shop = mini.stack.sites["shopping"]
     golden = shop_state(engine)
     run(engine, "shopping", *MYSQL, "-e", "INSERT INTO flag (flag_code, state, flag_data) VALUES ('sitectl_t', 0, 'saved')")
     run(engine, "shopping", "sh", "-c", f"mkdir -p {MEDIA}/t && printf saved > {MEDIA}/t/f.txt")
     snapshots.save_checkpoint(mini, "tamper", [shop], engine)
+    copy = "sitectl_c_tamper.r_" + hashlib.md5(b"flag").hexdigest()
+    saved = "/var/lib/sitectl/checkpoints/files/tamper/0/t/f.txt"
     if tamper == "row":
-        table = "r_" + hashlib.md5(b"flag").hexdigest()
-        run(engine, "shopping", *MYSQL, "-e", f"UPDATE sitectl_c_tamper.{table} SET flag_data = 'forged'")
+        run(engine, "shopping", *MYSQL, "-e", f"UPDATE {copy} SET flag_data = 'forged'")
+    elif tamper == "planted row":
+        # Never written: the apply takes the copy's rows at the checkpoint's keys only.
+        want = shop_state(engine)
+        run(engine, "shopping", *MYSQL, "-e", f"INSERT INTO {copy} (flag_code, state, flag_data) VALUES ('planted', 0, 'x')")
+        snapshots.reset(mini, [shop], engine)
+        snapshots.restore_checkpoint(mini, "tamper", [shop], engine)
+        assert differs({"s": want}, {"s": shop_state(engine)}) == []
+        return
+    elif tamper == "counter":
+        run(engine, "shopping", *MYSQL, "-e", "CREATE TABLE sitectl_c_tamper.__ai (tbl VARCHAR(64), auto_inc BIGINT); "
+            "INSERT INTO sitectl_c_tamper.__ai VALUES ('flag', 90000)")
+        # Nothing reads a counter from the container: this restore succeeds, with the saved counters.
+        snapshots.restore_checkpoint(mini, "tamper", [shop], engine)
+        ai = run(engine, "shopping", *MYSQL, "-N", "-e", "SELECT auto_increment FROM information_schema.tables "
+                 "WHERE table_schema = 'magentodb' AND table_name = 'flag'").strip()
+        assert int(ai) < 90000
+        return
+    elif tamper == "file":
+        run(engine, "shopping", "sh", "-c", f"printf forged > {saved}")
     else:
-        run(engine, "shopping", "sh", "-c", "printf forged > /var/lib/sitectl/checkpoints/files/tamper/0/t/f.txt")
+        run(engine, "shopping", "sh", "-c", f"cp -p {saved} /tmp/ref && printf SAVED > {saved} && touch -r /tmp/ref {saved}")
     with pytest.raises(CheckpointUnavailable, match="did not come back exactly"):
         snapshots.restore_checkpoint(mini, "tamper", [shop], engine)
     assert differs({"s": golden}, {"s": shop_state(engine)}) == []
+
+
+def test_a_row_planted_in_a_postgres_copy_is_never_applied(mini, engine):
+    """A row added to the checkpoint's copy at a key the checkpoint does not hold is not written
+    (the apply takes the copy's rows at the checkpoint's keys only)."""
+    forum = mini.stack.sites["reddit"]
+    run(engine, "forum", *PSQL, "UPDATE submissions SET title = 'saved' WHERE id = (SELECT min(id) FROM submissions)")
+    snapshots.save_checkpoint(mini, "plant", [forum], engine)
+    want = forum_state(engine)
+    table = "c" + hashlib.md5(b"public.submissions").hexdigest()
+    copy = f'sitectl_c_plant."{table}"'
+    # The saved row twice, then one of the two moved to a key the checkpoint does not hold.
+    run(engine, "forum", *PSQL, f"INSERT INTO {copy} SELECT * FROM {copy}; UPDATE {copy} SET id = id + 1000000, "
+        f"title = 'PLANTED' WHERE ctid IN (SELECT ctid FROM {copy} LIMIT 1)")
+    snapshots.reset(mini, [forum], engine)
+    snapshots.restore_checkpoint(mini, "plant", [forum], engine)
+    assert forum_state(engine) == want
 
 
 def test_golden_taken_again_or_a_damaged_record_is_refused(mini, engine):
@@ -330,3 +369,135 @@ def test_nothing_changed_is_a_checkpoint_of_golden(mini, engine):
     rows = snapshots.verify_deep(mini, [shop], engine)
     assert all(r["ok"] for r in rows), rows
     assert all(written_by_jobs(shop, i) for r in rows for i in r["jobs"])
+
+
+def test_diff_since_a_checkpoint_is_what_the_dumps_say(mini, engine):
+    """`sitectl diff --since checkpoint:NAME`: the rows, files and keys that differ from the
+    checkpoint (not from golden), as the dumps and listings read without sitectl say."""
+    from tests.stores.real_schema import by_table, diff_changes, line_changes
+
+    def pg_lines():
+        out = run(engine, "forum", "pg_dump", "-U", "postgres", "--data-only", "--inserts", "-N", "sitectl", "-N",
+                  "sitectl_*", "postmill")
+        return by_table(out, r"INSERT INTO (\S+) VALUES ")
+
+    run(engine, "forum", *PSQL, "UPDATE users SET biography = 'at the checkpoint' WHERE username = 'sitectl_trusted'; "
+        "INSERT INTO bad_phrases (id, phrase, phrase_type, timestamp) VALUES (gen_random_uuid(), 'kept', 'text', now())")
+    run(engine, "shopping", "sh", "-c", f"mkdir -p {MEDIA}/d && printf one > {MEDIA}/d/a.txt && printf same > {MEDIA}/d/same.txt")
+    run(engine, "gitlab", "gitlab-redis-cli", "SET", "sitectl_test:ck:k1", "v1")
+    run(engine, "gitlab", "gitlab-redis-cli", "SET", "sitectl_test:ck:same", "s")
+    sites = [mini.stack.sites[n] for n in ("shopping", "reddit", "gitlab")]
+    snapshots.save_checkpoint(mini, "dc", sites, engine)
+    then = pg_lines()
+    # Nothing since: nothing listed, though much differs from golden.
+    res = invoke(["diff", "--since", "checkpoint:dc", "--json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert got["since_kind"] == "checkpoint" and not any(s["changed"] for s in got["sites"]), got
+    run(engine, "forum", *PSQL, "UPDATE users SET biography = 'later' WHERE username = 'sitectl_trusted'; "
+        "DELETE FROM bad_phrases WHERE phrase = 'kept'; UPDATE users SET biography = 'admin' WHERE username = 'sitectl_admin'")
+    run(engine, "shopping", "sh", "-c", f"printf two > {MEDIA}/d/a.txt && printf new > {MEDIA}/d/b.txt")
+    run(engine, "gitlab", "gitlab-redis-cli", "SET", "sitectl_test:ck:k1", "v2")
+    run(engine, "gitlab", "gitlab-redis-cli", "SET", "sitectl_test:ck:k2", "n")
+    res = invoke(["diff", "--since", "dc", "--json"])  # a bare name that is only a checkpoint
+    assert res.exit_code == 0, res.output
+    got = {s["site"]: {st["kind"]: st for st in s["stores"]} for s in json.loads(res.stdout)["sites"]}
+    forum = got["reddit"]["postgres"]
+    assert diff_changes(forum) == line_changes(then, pg_lines())
+    (users,) = [t for t in forum["tables"] if t["table"] == "public.users"]
+    bios = {(r["columns"]["biography"]["old"], r["columns"]["biography"]["new"]) for r in users["updated"]}
+    assert ("at the checkpoint", "later") in bios and len(bios) == 2, bios
+    (phrases,) = [t for t in forum["tables"] if t["table"] == "public.bad_phrases"]
+    assert [r["values"]["phrase"] for r in phrases["deleted"]] == ["kept"] and not phrases["inserted"]
+    files = {f["path"]: f for f in got["shopping"]["files"]["files"]}
+    assert files[f"{MEDIA}/d/a.txt"]["change"] == "changed" and files[f"{MEDIA}/d/a.txt"]["was"]["size"] == 3
+    assert files[f"{MEDIA}/d/b.txt"]["change"] == "added" and f"{MEDIA}/d/same.txt" not in files
+    assert files[f"{MEDIA}/d/a.txt"]["now"]["sha256"] == hashlib.sha256(b"two").hexdigest()
+    keys = {k["key"]: k["change"] for k in got["gitlab"]["redis"]["keys"]}
+    assert keys.get("sitectl_test:ck:k1") == "changed" and keys.get("sitectl_test:ck:k2") == "added"
+    assert "sitectl_test:ck:same" not in keys
+    # Bad input: exit 2; a name that is a snapshot and a checkpoint must be said which.
+    assert invoke(["diff", "--since", "checkpoint:nosuch"]).exit_code == 2
+    assert invoke(["diff", "--since", "nosuch"]).exit_code == 2
+    snapshots.create(mini, "dc", [mini.stack.sites["reddit"]], engine)
+    try:
+        res = invoke(["diff", "--since", "dc", "--json"])
+        assert res.exit_code == 2 and "checkpoint:dc" in json.loads(res.stdout)["error"]
+    finally:
+        snapshots.delete(mini, "dc", engine)
+        snapshots.reset(mini, [mini.stack.sites["reddit"]], engine, full=True)
+
+
+def test_redis_copies_changed_in_the_container_fail_and_persisted_keys_come_back(mini, engine):
+    """Redis: a checkpoint's copies deleted in the container make the restore fail back at golden
+    (redis-cli prints a script's error and exits 0: the error must still count); a golden key
+    made persistent (its value unchanged) is kept as such."""
+    gitlab = mini.stack.sites["gitlab"]
+    golden = state_of.gitlab(engine)
+    run(engine, "gitlab", "gitlab-redis-cli", "SET", "sitectl_test:r1", "v1")
+    snapshots.save_checkpoint(mini, "red", [gitlab], engine)
+    run(engine, "gitlab", "sh", "-c", "gitlab-redis-cli -n 15 --scan --pattern 'sitectl#c:red*' | "
+        "while IFS= read -r k; do gitlab-redis-cli -n 15 DEL \"$k\" >/dev/null; done")
+    with pytest.raises(CheckpointUnavailable, match="did not come back exactly"):
+        snapshots.restore_checkpoint(mini, "red", [gitlab], engine)
+    assert differs({"g": golden}, {"g": state_of.gitlab(engine)}) == []
+    # A session key of golden's, made persistent with the same value.
+    expiring = [k for k in run(engine, "gitlab", "gitlab-redis-cli", "--scan").split()
+                if int(run(engine, "gitlab", "gitlab-redis-cli", "PTTL", k).strip()) > 3_600_000]
+    assert expiring, "golden holds no key with a time to live"
+    run(engine, "gitlab", "gitlab-redis-cli", "PERSIST", expiring[0])
+    snapshots.save_checkpoint(mini, "persist", [gitlab], engine)
+    snapshots.reset(mini, [gitlab], engine)
+    assert int(run(engine, "gitlab", "gitlab-redis-cli", "PTTL", expiring[0]).strip()) > 0
+    snapshots.restore_checkpoint(mini, "persist", [gitlab], engine)
+    assert run(engine, "gitlab", "gitlab-redis-cli", "PTTL", expiring[0]).strip() == "-1"
+
+
+def test_a_deleted_folder_is_kept_and_a_refusal_keeps_the_older_checkpoint(mini, engine):
+    """A folder with content deleted since golden is saved (its removal comes back); a save of the
+    same name that is refused (a schema change) leaves the earlier checkpoint whole."""
+    forum = mini.stack.sites["reddit"]
+    folder = "/var/www/html/public/submission_images"
+    run(engine, "forum", "sh", "-c", f"mkdir -p {folder}/gone/deep && printf x > {folder}/gone/deep/f.jpg")
+    snapshots.create(mini, "golden", [forum], engine)  # golden now holds the folder
+    try:
+        run(engine, "forum", "sh", "-c", f"rm -rf {folder}/gone")
+        snapshots.save_checkpoint(mini, "nofolder", [forum], engine)
+        want = forum_state(engine)
+        snapshots.reset(mini, [forum], engine)
+        assert "gone/deep/f.jpg" in forum_state(engine)["files"]
+        snapshots.restore_checkpoint(mini, "nofolder", [forum], engine)
+        assert forum_state(engine) == want
+        run(engine, "forum", *PSQL, "ALTER TABLE users ADD COLUMN sitectl_extra int")
+        with pytest.raises(CheckpointUnavailable, match="schema objects changed"):
+            snapshots.save_checkpoint(mini, "nofolder", [forum], engine)
+        assert [c["name"] for c in snapshots.list_checkpoints(mini)] == ["nofolder"]
+        snapshots.restore_checkpoint(mini, "nofolder", [forum], engine)  # escalates to full, then applies
+        assert forum_state(engine) == want
+    finally:
+        for c in snapshots.list_checkpoints(mini):
+            snapshots.delete_checkpoint(mini, c["name"], engine)
+        snapshots.reset(mini, [forum], engine, full=True)
+        run(engine, "forum", "sh", "-c", f"rm -rf {folder}/gone")
+        snapshots.create(mini, "golden", [forum], engine)  # golden as the image made it again
+
+
+def test_a_record_of_the_wrong_shape_exits_11(mini, engine):
+    forum = mini.stack.sites["reddit"]
+    run(engine, "forum", *PSQL, "UPDATE users SET biography = 'shape' WHERE username = 'sitectl_trusted'")
+    snapshots.save_checkpoint(mini, "shape", [forum], engine)
+    p = ck.record_path(mini, "shape")
+    good = json.loads(p.read_text())
+    for bad in ({"marks": {"redis": 5}}, {"golden": "x"}, {"sites": {"nosuchsite": good["sites"]["reddit"]}}):
+        rec = json.loads(json.dumps(good))
+        if "marks" in bad:
+            rec["sites"]["reddit"]["marks"] = bad["marks"]
+        else:
+            rec.update(bad)
+            if "sites" in bad:
+                rec["golden"] = {"nosuchsite": good["golden"]["reddit"]}
+        p.write_text(json.dumps(rec))
+        res = invoke(["checkpoint", "restore", "shape", "--json"])
+        assert res.exit_code == 11, (bad, res.output)
+    p.write_text(json.dumps(good))
+    snapshots.restore_checkpoint(mini, "shape", [forum], engine)
