@@ -64,7 +64,7 @@ def task(target, engine, site: str, n: int) -> None:
         independent.run(engine, c, "gitlab-redis-cli", "SET", f"bench:{tag}", "v")
     elif site == "classifieds":
         s = cf.session(base)
-        cf.comment(s, base, 12085, f"bench {tag}", "Still available?", rating=4, author=("Tess", "tess@example.com"))
+        cf.comment(s, base, 84154, f"bench {tag}", "Still available?", rating=4, author=("Tess", "tess@example.com"))
     else:
         raise SystemExit(f"no task for {site}")
 
@@ -84,7 +84,7 @@ def small_write(target, engine, site: str, n: int) -> None:
     elif site == "classifieds":
         db = target.service_container(target.stack.sites[site], "db")
         independent.run(engine, db, "mysql", "-uroot", "-ppassword", "osclass", "-e",
-                        f"UPDATE oc_t_item SET s_contact_name = 'step {n}' WHERE pk_i_id = 12085")
+                        f"UPDATE oc_t_item SET s_contact_name = 'step {n}' WHERE pk_i_id = 84154")
 
 
 def stats(xs: list[float]) -> dict:
@@ -173,6 +173,9 @@ def main() -> None:
     ap.add_argument("--branches", type=int, default=10)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--sites", nargs="+", default=["shopping", "reddit", "gitlab", "classifieds"])
+    ap.add_argument("--tree-sites", nargs="*", default=None,
+                    help="Sites the tree search runs on (default: --sites); each named snapshot of the baseline side "
+                         "copies the whole site")
     a = ap.parse_args()
     engine = DockerEngine()
     target = resolve_target("mini", host="127.0.0.1", instance=a.instance, scale=a.scale)
@@ -181,9 +184,12 @@ def main() -> None:
     lifecycle.up(target, sites, engine, Reporter())
     up_s = time.perf_counter() - t0
     per_site, trees = {}, {}
+    tree_sites = a.sites if a.tree_sites is None else a.tree_sites
     for site in a.sites:
         print(f"bench: {site}: save and restore x{a.reps}", file=sys.stderr)
         per_site[site] = save_restore(target, engine, site, a.reps)
+        if site not in tree_sites:
+            continue
         print(f"bench: {site}: tree search, {a.branches} x {a.steps}", file=sys.stderr)
         ck = tree(target, engine, site, a.branches, a.steps, "checkpoint")
         sn = tree(target, engine, site, a.branches, a.steps, "snapshot")
@@ -198,7 +204,8 @@ def main() -> None:
         "up_seconds": round(up_s, 1), "save_restore": per_site, "tree_search": trees,
         "targets": {"save_s": SAVE_TARGET, "restore_s": RESTORE_TARGET, "per_site": targets},
         "command": f"python bench/checkpoint.py --scale {a.scale} --instance {a.instance} --reps {a.reps} "
-                   f"--branches {a.branches} --steps {a.steps} --sites {' '.join(a.sites)}",
+                   f"--branches {a.branches} --steps {a.steps} --sites {' '.join(a.sites)}"
+                   + (f" --tree-sites {' '.join(tree_sites)}" if a.tree_sites is not None else ""),
     }, indent=1))
 
 
