@@ -15,7 +15,7 @@ import requests
 
 from sitectl.engine import DockerEngine
 from sitectl.engine.swarm import NodeInfo, Swarm
-from sitectl.errors import NoNodeFits, SitectlError
+from sitectl.errors import NoNodeFits, SitectlError, UsageError
 from sitectl.fleet.agent import AgentClient
 from sitectl.fleet.compose import instance_compose
 from sitectl.fleet.naming import agent_port, instance_namespace, instance_target, service_name, stack_name
@@ -89,6 +89,17 @@ class ClusterPool(Pool):
         self._dirty: set[int] = set()  # starting instances that may hold a worker's changes
         self._clients: dict[str, AgentClient] = {}
         self._boots: dict[int, tuple] = {}  # instance -> its agents' boot ids, last seen
+
+    def checkpoint(self, lease_id: str, op: str, name: str | None = None) -> dict:
+        """Checkpoints are not kept through the cluster pool (its instances' containers and
+        state folders are on other nodes, reached through their agents, which keep none yet).
+
+        Raises:
+            LeaseError: unknown or ended lease. UsageError: always otherwise (400).
+        """
+        self.lease(lease_id)
+        raise UsageError("checkpoints are not kept through the cluster pool yet (docs/checkpoints.md): run "
+                         "`sitectl checkpoint` on the instance's node, or `sitectl serve` there")
 
     # -- agents -------------------------------------------------------------------------
     def agents(self, instance: int) -> list[AgentClient]:
