@@ -61,11 +61,8 @@ def diff(target: Target, sites: list[Site], engine: Engine, since: str = GOLDEN,
             check_covered(target, site, since)  # raises NotCovered, with the reason the manifest gives
         stores = SiteStores(site, target.container(site), engine)
         changes = stores.changes(since)
-        # A store with no record of changes relative to ``since`` refuses; one that asks for a
-        # full restore over a change it read (a PostgreSQL object dropped or altered) still lists it.
-        unlogged = [c for st, c in changes.per_store if not st.diffable(c)]
-        if unlogged:
-            why = "; ".join(i for c in unlogged for i in c.items)
+        why = _unlogged(changes)
+        if why:
             raise DiffUnavailable(
                 f"{site.name}: no exact diff against snapshot {since!r}: {why}. The change log follows the last "
                 f"snapshot taken or restored in full; `sitectl snapshot restore {since} {site.name}{flag}` (or "
@@ -78,6 +75,13 @@ def diff(target: Target, sites: list[Site], engine: Engine, since: str = GOLDEN,
         stores = [{"store": st.label, "kind": st.kind, **st.diff(since, c, limits)} for st, c in changes.per_store]
         out.append({"site": site.name, "changed": bool(changes), "stores": stores})
     return {"format": FORMAT, "since": since, "since_kind": "snapshot", "instance": target.instance, "sites": out}
+
+
+def _unlogged(changes) -> str:
+    """What the stores with no change log relative to the detection's snapshot say ("" when every
+    store has one): such a store refuses a diff; one that asks for a full restore over a change it
+    read (a PostgreSQL object dropped or altered) still lists it."""
+    return "; ".join(i for st, c in changes.per_store if not st.diffable(c) for i in c.items)
 
 
 def _since(target: Target, since: str) -> tuple[str, str]:
@@ -125,9 +129,8 @@ def _since_checkpoint(target: Target, sites: list[Site], engine: Engine, name: s
                                         f"delete it (`sitectl checkpoint delete {name}{flag}`) and save it again")
         stores = SiteStores(site, target.container(site), engine)
         changes = stores.changes(GOLDEN)
-        unlogged = [c for st, c in changes.per_store if not st.diffable(c)]
-        if unlogged:
-            why = "; ".join(i for c in unlogged for i in c.items)
+        why = _unlogged(changes)
+        if why:
             raise DiffUnavailable(
                 f"{site.name}: no exact diff against checkpoint {name!r}: {why}. A checkpoint is read against golden's "
                 f"change log, which follows the last snapshot taken or restored in full; `sitectl checkpoint restore "

@@ -423,10 +423,9 @@ class FilesStore(Store):
         what the checkpoint holds (golden's copy where it holds nothing); an entry the same on
         both sides (type, size, SHA-256) is left out, as is a folder's own metadata."""
         (res,) = self.transport.run_many([self._diff_command(golden, range(len(self.paths))).argv], "list changes")
-        now: dict[int, set[str]] = {}
-        for i, text in enumerate(self._checked(res, list(range(len(self.paths))))):
-            now[i] = {r[1:] if r.startswith("\t") else r for r in _parse_listing(
-                [x[1:] if x.startswith("\t") else x for x in _records(text)])}
+        # Every entry that differs from golden now, on either side of the listing.
+        now = {i: set(_parse_listing([r.removeprefix("\t") for r in _records(text)]))
+               for i, text in enumerate(self._checked(res, list(range(len(self.paths)))))}
         then: dict[int, set[str]] = {}
         for k in entry.get("listed") or {}:
             i, _, rel = k.partition("\t")
