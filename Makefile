@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STACK  ?= mini
 
-.PHONY: up test lint install engine bullseye sid browser busybox webarena-client family-clients down clean-images
+.PHONY: up test lint install engine bullseye sid browser busybox webarena-client family-clients rl-clients down clean-images
 
 $(BIN)/sitectl: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { apt-get update -q && apt-get install -y -q python3; }
@@ -101,6 +101,21 @@ $(VWA_STAMP):
 
 family-clients: browser $(FAMILY_STAMP) $(VWA_STAMP) $(PW_CHROME) $(PUNKT_TAB)
 
+# The RL frameworks sitectl's adapters plug into (docs/rl-adapters.md), unmodified, with all
+# their dependencies, in their own venv on Python 3.12 (nemo-gym 0.4.0 requires it), and sitectl
+# installed there too: NeMo Gym finds sitectl's sandbox provider through its entry point.
+RL_VENV  := .venv-rl
+RL_PKGS  := nemo-gym==0.4.0 openenv-core==0.3.0
+RL_STAMP := $(RL_VENV)/.installed-rl-0.4.0-0.3.0
+
+$(RL_STAMP): pyproject.toml
+	@test -n "$(FAMILY_PYTHON)" || { echo "rl-clients: no Python 3.12 (nemo-gym 0.4.0 requires it); give FAMILY_PYTHON=/path/to/python3.12" >&2; exit 1; }
+	@test -x $(RL_VENV)/bin/python || $(FAMILY_PYTHON) -m venv $(RL_VENV)
+	$(RL_VENV)/bin/pip install -q $(RL_PKGS) -e '.[nemo-gym,openenv]'
+	@touch $@
+
+rl-clients: $(RL_STAMP)
+
 # The layer contracts (import-linter, pyproject.toml) and ruff; docs/architecture.md says why.
 lint: install
 	$(BIN)/lint-imports
@@ -108,7 +123,7 @@ lint: install
 
 # The test command (CI runs exactly this): the lint, then real Docker, real databases, real HTTP,
 # a real browser, and WebArena's own login client.
-test: install lint engine bullseye sid browser busybox webarena-client family-clients
+test: install lint engine bullseye sid browser busybox webarena-client family-clients rl-clients
 	$(BIN)/pytest -q -ra --durations=25
 
 down: install

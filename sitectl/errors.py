@@ -28,7 +28,9 @@ The tree (exit code in brackets)::
     ├── LocatorError [9]          a locator could not read what it was asked for
     ├── InstanceBusy [10]         another process holds the instance's lock, or a server leased it
     ├── DamagedRecord [11]        a record of sitectl's on the host (a snapshot manifest) is damaged
-    └── DoctorFailed [12]         a container lacks what its stack file and stores assume (``doctor``)
+    ├── DoctorFailed [12]         a container lacks what its stack file and stores assume (``doctor``)
+    └── ServerRefused [13]        a reset server answered a lease client with an error
+        └── NoInstanceFree [13]   ... no instance was free within the wait
 
 An interrupt exits 130 (``docs/cli.md``, exit codes).
 """
@@ -234,3 +236,19 @@ class DoctorFailed(SitectlError):
                          + "\n(the whole report: sitectl doctor --json; share it when asking for help)")
         self.report = report
         self.payload = report
+
+
+class ServerRefused(SitectlError):
+    """A reset server (``sitectl serve``, ``sitectl cluster serve``) answered a request of a
+    lease client (:mod:`sitectl.adapters.lease_client`) with an error; ``status`` is the HTTP
+    status (0: no answer), the message the server's own words."""
+
+    exit_code = 13
+
+    def __init__(self, message: str, status: int = 0):
+        super().__init__(message)
+        self.status = status
+
+
+class NoInstanceFree(ServerRefused):
+    """Every instance of the pool stayed leased, resetting or failed for the whole wait."""

@@ -430,11 +430,13 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(404, {"error": str(e)})
             except Exception as e:  # noqa: BLE001 - the lease ends all the same: its instance is reset
                 changed = {"error": str(e)}
+        query = parse_qs(urlsplit(self.path).query)
+        healthy = query.get("healthy", ["1"]) != ["0"]
         try:
-            inst = self.server.pool.release(m.group(1))
+            inst = self.server.pool.release(m.group(1), healthy, (query.get("reason") or [""])[0])
         except LeaseError as e:
             return self._send(404, {"error": str(e)})
-        body = {"released": True, "instance": inst, "state": "resetting"}
+        body = {"released": True, "instance": inst, "state": "resetting" if healthy else "failed"}
         return self._send(200, body if changed is None else {**body, "diff": changed})
 
     def _diff(self, lease_id: str) -> bool:

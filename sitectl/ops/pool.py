@@ -319,12 +319,27 @@ class Pool:
                 lease_record.record(lease.instance, lease.id, lease.client, lease.ttl)
             return lease
 
-    def release(self, lease_id: str) -> int:
-        """End a lease: its instance is reset before it is leased again. Returns the instance."""
+    def release(self, lease_id: str, healthy: bool = True, reason: str = "") -> int:
+        """End a lease. Healthy (the default): its instance is reset before it is leased again.
+        Not healthy (its holder saw the instance misbehave): the instance is marked ``failed``
+        with the holder's ``reason`` and no reset runs; nobody leases it until a reset asked for
+        through ``POST /api/reset`` (or :meth:`reset_now`) succeeds. Returns the instance.
+
+        Raises:
+            LeaseError: unknown or ended lease.
+        """
         with self._lock:
             lease = self._lease(lease_id)
             self._drop(lease)
-            spawn = self._end(self.slots[lease.instance])
+            slot = self.slots[lease.instance]
+            if not healthy:
+                why = " ".join(reason.split())[:300] or "no reason given"
+                slot.state, slot.error = "failed", f"released as unhealthy by {lease.client}: {why}"
+                slot.again = False
+                slot.epoch += 1  # a reset its holder started no longer decides the state
+                slot.done.set()
+                return lease.instance
+            spawn = self._end(slot)
         if spawn:
             self._spawn(self.slots[lease.instance], None, False, f"release of {lease.client}")
         return lease.instance
