@@ -30,7 +30,7 @@ STEPS = ["up", "login", "login --check", "task prepare", "task write", "snapshot
          "checkpoint save", "checkpoint restore", "verify", "verify --deep", "diff", "reset"]
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(st.sampled_from(STEPS), min_size=3, max_size=7))
 def test_verify_deep_passes_after_every_reset_in_any_order_of_the_readmes_commands(mini, tmp_path, steps):
     auth, cfg = str(tmp_path / "auth"), str(tmp_path / "config_files")

@@ -23,7 +23,7 @@ from tests.actions import magento, postmill
 
 pytestmark = pytest.mark.docker
 SITECTL = str(Path(sys.executable).with_name("sitectl"))
-KILLS = int(os.environ.get("SITECTL_CRASH_KILLS", "24"))  # longer runs: bench/README.md
+KILLS = int(os.environ.get("SITECTL_CRASH_KILLS", "16"))  # longer runs: bench/README.md
 SITES = ["reddit", "shopping"]
 
 

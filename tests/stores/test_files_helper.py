@@ -126,7 +126,7 @@ def seconds(listing: dict) -> dict:
 
 
 @pytest.mark.parametrize("userland", USERLANDS)
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(entries=tree, edits=tree, seed=st.integers(0, 255))
 def test_helper_and_sh_way_agree_on_every_mode(tmp_path_factory, paths, userland, entries, edits, seed):
     base = tmp_path_factory.mktemp("tree")
