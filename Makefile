@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STACK  ?= mini
 
-.PHONY: up test lint install engine bullseye sid browser busybox webarena-client family-clients rl-clients client-venvs down clean-images
+.PHONY: up test lint install engine bullseye sid browser busybox webarena-client family-clients rl-clients client-venvs monitoring down clean-images
 
 $(BIN)/sitectl: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { apt-get update -q && apt-get install -y -q python3; }
@@ -37,6 +37,11 @@ sid: engine
 # Playwright browser download works here; the test points executable_path at it).
 browser:
 	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+# Debian's Prometheus (prometheus and promtool): tests/test_monitor.py scrapes the reset server
+# with docs/monitoring/prometheus.yml, lints /metrics and unit-tests the alert rules.
+monitoring:
+	@command -v promtool >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; }
 
 # BusyBox: the real Alpine-based images' shell; tests/stores runs the exec batch script under it.
 busybox:
@@ -128,7 +133,7 @@ lint: install
 
 # The test command (CI runs exactly this): the lint, then real Docker, real databases, real HTTP,
 # a real browser, and WebArena's own login client.
-test: install lint client-venvs engine bullseye sid browser busybox webarena-client family-clients rl-clients
+test: install lint client-venvs engine bullseye sid browser busybox monitoring webarena-client family-clients rl-clients
 	$(BIN)/pytest -q -ra --durations=25
 
 down: install

@@ -44,6 +44,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from sitectl.errors import CheckpointUnavailable, DiffUnavailable, InstanceBusy, SitectlError, UsageError
+from sitectl.monitor import PROBE_EVERY, Monitor
+from sitectl.monitor.log import EventLog, redact  # noqa: F401 - redact: what the serve log may show
+from sitectl.monitor.metrics import CONTENT_TYPE as METRICS_TYPE
+from sitectl.monitor.page import CSP
 from sitectl.ops.envvars import env_vars
 from sitectl.ops.pool import LeaseError, Pool
 
@@ -80,6 +84,11 @@ class ResetServer(ThreadingHTTPServer):
     reset_wait: float
     public_base: str
     log = None
+    #: The serve log (None: none), the metrics, history and page, and whether /metrics is open.
+    events: EventLog | None = None
+    monitor: Monitor
+    open_metrics: bool = True
+    probe_every: float = PROBE_EVERY
 
     def __init__(self, address: tuple[str, int], handler, max_handlers: int | None = None):
         if max_handlers is not None:
@@ -158,37 +167,36 @@ class ResetServer(ThreadingHTTPServer):
 
 
 def make_server(pool: Pool, token: str, bind: tuple[str, int] = ("127.0.0.1", 7565), reset_wait: float = 30.0,
-                log=sys.stderr, public_url: str | None = None, server_class: type[ResetServer] = ResetServer
-                ) -> ResetServer:
+                log=sys.stderr, public_url: str | None = None, server_class: type[ResetServer] = ResetServer,
+                log_format: str = "human", open_metrics: bool = True, probe_every: float = PROBE_EVERY,
+                title: str = "sitectl reset server") -> ResetServer:
     """Build (not start) the server on ``bind``; ``serve_forever()`` runs it. ``public_url``
     is the base URL clients reach it at (default: ``http://<bind address>:<port>``), used in the
     reset URLs a lease hands out. Handlers: ``server_class.max_handlers``, and at least two per
     instance plus 16 (a reset's waiting request and a status poll per instance stay possible
     while every instance resets); ``server_class`` is for benchmarks of other settings.
 
+    Monitoring (docs/monitoring.md): ``log`` gets a line per request and per pool event in
+    ``log_format`` (``human`` or ``json``); ``GET /metrics`` needs the token unless
+    ``open_metrics``; the probe loop :func:`serve` starts reads site health every
+    ``probe_every`` s (0: never; failures count in ``sitectl_probe_failures_total``); ``title``
+    heads the status page at ``/``.
+
     Raises:
-        ValueError: an empty token.
+        ValueError: an empty token, an unknown log format.
         OSError: the address is taken or cannot be bound.
     """
     if not token:
         raise ValueError("the reset server needs a non-empty token")
+    events = EventLog(log, log_format, token) if log is not None else None
     cap = server_class.max_handlers
     srv = server_class(bind, Handler, max(cap, 2 * len(pool.slots) + 16) if cap else cap)
     srv.pool, srv.token, srv.reset_wait, srv.log = pool, token, reset_wait, log
+    srv.events, srv.open_metrics, srv.probe_every = events, open_metrics, probe_every
+    srv.monitor = Monitor(pool, events, title)
     host, port = srv.server_address[:2]
     srv.public_base = (public_url or f"http://{host}:{port}").rstrip("/")
     return srv
-
-
-def redact(line: str, token: str) -> str:
-    """``line`` as the serve log may show it: the token nowhere (in a ``/t/`` path, a header
-    echoed in an error, anywhere), every query value ``***``, and a lease id (the credential of
-    its holder, in ``/l/<id>`` and ``/api/leases/<id>``) cut to its first 6 characters."""
-    if token:
-        line = line.replace(token, "***")
-    line = re.sub(r"/t/[^/\s?#\"]+", "/t/***", line)
-    line = re.sub(r"([?&;][^=&;\s\"#]*=)[^&;\s\"#]*", r"\1***", line)
-    return re.sub(r"/(l|api/leases)/([A-Za-z0-9_-]{7,64})", lambda m: f"/{m.group(1)}/{m.group(2)[:6]}...", line)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -219,11 +227,11 @@ class Handler(BaseHTTPRequestHandler):
             return "Transfer-Encoding is not accepted: send a Content-Length"
         return None
 
-    def log_message(self, fmt, *args):  # the token must never reach a log
-        if self.server.log is not None:
-            self.server.log.write(f"[serve] {self.address_string()} {redact(fmt % args, self.server.token)}\n")
+    def log_message(self, fmt, *args):  # the token must never reach a log (EventLog redacts every line)
+        if self.server.events is not None:
+            self.server.events.http(self.address_string(), fmt % args)
 
-    def _send(self, code: int, body, content_type: str | None = None) -> bool:
+    def _send(self, code: int, body, content_type: str | None = None, headers: dict | None = None) -> bool:
         """Answer; False (and the connection closed, nothing logged) when the client is gone."""
         self._received()
         if not getattr(self, "_body_read", False) and self.headers.get("Content-Length", "0").strip() not in ("", "0"):
@@ -239,6 +247,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", content_type or "text/plain; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             self.send_header("Cache-Control", "no-store")
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
             if self.close_connection:
                 self.send_header("Connection", "close")
             self.end_headers()
@@ -344,6 +354,16 @@ class Handler(BaseHTTPRequestHandler):
             if not authed:
                 return self._deny()
             return self._send(200, pool.status(health=True))
+        if path == "/metrics":  # counts only (sitectl/monitor/metrics.py): open unless --private-metrics
+            if not (authed or self.server.open_metrics):
+                return self._deny()
+            return self._send(200, self.server.monitor.metrics.exposition().decode(), METRICS_TYPE)
+        if path == "/":  # the status page: holders' names and error messages, so behind the token
+            if not authed:
+                return self._deny()
+            return self._send(200, self.server.monitor.page(), "text/html; charset=utf-8",
+                              {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                               "Referrer-Policy": "no-referrer"})
         m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})\Z", path)
         if m:  # the lease id is the credential: its holder reads where it points now
             try:
@@ -439,9 +459,21 @@ class Handler(BaseHTTPRequestHandler):
         body = {"released": True, "instance": inst, "state": "resetting" if healthy else "failed"}
         return self._send(200, body if changed is None else {**body, "diff": changed})
 
+    def _timed(self, event: str, fn, **fields):
+        """``fn()``, with a ``diff`` or ``checkpoint`` event for the pool's listeners (outcome,
+        seconds, the error's class)."""
+        pool, t0 = self.server.pool, time.monotonic()
+        try:
+            res = fn()
+        except Exception as e:
+            pool.emit(event, ok=False, seconds=round(time.monotonic() - t0, 3), error=f"{type(e).__name__}: {e}", **fields)
+            raise
+        pool.emit(event, ok=True, seconds=round(time.monotonic() - t0, 3), **fields)
+        return res
+
     def _diff(self, lease_id: str) -> bool:
         try:
-            return self._send(200, self.server.pool.diff(lease_id))
+            return self._send(200, self._timed("diff", lambda: self.server.pool.diff(lease_id), lease=lease_id))
         except LeaseError:
             return self._send(404, {"error": "unknown or ended lease"})
         except Exception as e:  # noqa: BLE001 - a failed read must not kill the server thread
@@ -452,7 +484,8 @@ class Handler(BaseHTTPRequestHandler):
         checkpoint, 409 while the instance resets or when no exact checkpoint can be kept or
         brought back, 400 a bad name, 500 any other failure."""
         try:
-            return self._send(200, self.server.pool.checkpoint(lease_id, op, name))
+            return self._send(200, self._timed("checkpoint", lambda: self.server.pool.checkpoint(lease_id, op, name),
+                                               op=op, lease=lease_id))
         except LeaseError:
             return self._send(404, {"error": "unknown or ended lease"})
         except Exception as e:  # noqa: BLE001 - a failed operation must not kill the server thread
@@ -475,8 +508,10 @@ def serve(srv: ResetServer, reap_every: float = 1.0) -> None:
     """Run until interrupted (or ``srv.shutdown()``); the lease reaper runs beside it, every
     ``reap_every`` seconds."""
     srv.pool.run_reaper(reap_every)
+    srv.monitor.run_probes(srv.probe_every)
     try:
         srv.serve_forever(poll_interval=0.2)
     finally:
         srv.pool.stop()
+        srv.monitor.stop()
         srv.server_close()

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from sitectl.cli.common import out, read_or_make_token, run_guarded
+from sitectl.cli.common import monitor_options, out, read_or_make_token, run_guarded
 from sitectl.errors import UsageError
 from sitectl.paths import state_dir
 from sitectl.progress import Reporter
@@ -112,13 +112,15 @@ def push_images_cmd(as_json, nodes, no_build, stack, sites, seed, scale, docker_
               help="Seconds to wait for N idle instances (0: return once deployed).")
 @click.option("--port", type=click.IntRange(1, 65535), default=7565, show_default=True,
               help="The pool's port on the manager.")
+@click.option("--log-format", type=click.Choice(["human", "json"]), default="human", show_default=True,
+              help="The pool's log: human lines, or one JSON object a line (docs/monitoring.md).")
 @fleet_options
 @docker_host_option
 @token_option
 @json_option
 @_guard
-def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait, port, stack, sites, seed, scale,
-           docker_host, token_file):
+def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait, port, log_format, stack, sites, seed,
+           scale, docker_host, token_file):
     """Deploy N instances (one stack each: sites + reset agent, on one node) and the pool
     that leases them; wait until all N are up, golden and verified."""
     from sitectl.engine.swarm import Swarm  # noqa: PLC0415 - the Swarm engine loads only for the cluster commands
@@ -127,7 +129,8 @@ def deploy(as_json, instances, node_labels, reserve_memory, start_timeout, wait,
     from sitectl.fleet.spec import parse_labels, parse_size  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
     spec = _spec(stack, sites, seed, scale, instances=instances, node_labels=parse_labels(node_labels),
-                 reserve=parse_size(reserve_memory, "--reserve-memory"), start_timeout=start_timeout)
+                 reserve=parse_size(reserve_memory, "--reserve-memory"), start_timeout=start_timeout,
+                 log_format=log_format)
     swarm = Swarm(_engine(docker_host))
     fleet.manager_node(swarm)  # refused before the token file is made
     token = read_or_make_token(token_file or _default_token_file())
@@ -243,11 +246,12 @@ def agent(as_json, instance, host, namespace, generation, port, token_file, engi
 @click.option("--port", type=click.IntRange(1, 65535), default=7565)
 @click.option("--public-url", required=True)
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path), default="/run/secrets/sitectl-token")
+@monitor_options
 @fleet_options
 @json_option
 @_guard
 def pool(as_json, instances, node_labels, reserve_memory, agent_image, token_secret, on_k8s, k8s_namespace,
-         start_timeout, port, public_url, token_file, stack, sites, seed, scale):
+         start_timeout, port, public_url, token_file, log_format, private_metrics, probe_every, stack, sites, seed, scale):
     """The fleet's pool (runs as a service on a manager)."""
     # Place and heal the N instances (make_pool; K8sPool with --k8s) and serve leases and
     # resets on --port until stopped.
@@ -262,7 +266,8 @@ def pool(as_json, instances, node_labels, reserve_memory, agent_image, token_sec
     token = read_token(token_file)
     reporter = Reporter()
     fleet_pool = make_pool(spec, token, k8s_namespace=k8s_namespace if on_k8s else None)
-    srv = make_server(fleet_pool, token, ("0.0.0.0", port), public_url=public_url)
+    srv = make_server(fleet_pool, token, ("0.0.0.0", port), public_url=public_url, log_format=log_format,
+                      open_metrics=not private_metrics, probe_every=probe_every, title="sitectl cluster pool")
     fleet_pool.run_reconciler()  # after make_server: a port that cannot be bound stops the pool before it places anything
     reporter.step("pool", f"{spec.instances} instance(s) of {spec.stack}; serving on {public_url}")
     serve(srv)
@@ -286,18 +291,20 @@ def k8s():
 @click.option("--agent-image", default=None, help="Image of the reset agent and the pool (default sitectl/agent:0.1).")
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="File with the token for the Secret (created, mode 0600, if missing; default: <snapshots dir>/cluster-token).")
+@click.option("--log-format", type=click.Choice(["human", "json"]), default="human", show_default=True,
+              help="The pool's log: human lines, or one JSON object a line (docs/monitoring.md).")
 @fleet_options
 @json_option
 @_guard
 def render(as_json, instances, out_dir, namespace, storage_class, volume_size, reserve_memory, agent_image, token_file,
-           stack, sites, seed, scale):
+           log_format, stack, sites, seed, scale):
     """Write Kubernetes manifests: a StatefulSet per stateful site with the reset agent as a
     sidecar, Services, the pool Deployment, PVCs, readiness probes, Secrets."""
     from sitectl.fleet import k8s as k8smod  # noqa: PLC0415 - the fleet loads only for the cluster commands
     from sitectl.fleet.spec import AGENT_IMAGE, parse_size  # noqa: PLC0415 - the fleet loads only for the cluster commands
 
     spec = _spec(stack, sites, seed, scale, instances=instances, agent_image=agent_image or AGENT_IMAGE,
-                 reserve=parse_size(reserve_memory, "--reserve-memory"))
+                 reserve=parse_size(reserve_memory, "--reserve-memory"), log_format=log_format)
     k8smod.check_options(spec, namespace, storage_class, volume_size)  # before the token file is made
     token = read_or_make_token(token_file or _default_token_file())
     files = k8smod.write(spec, out_dir, token, namespace=namespace, storage_class=storage_class,

@@ -112,6 +112,22 @@ def target_option_flags(f):
     return f
 
 
+def monitor_options(f):
+    """The reset server's monitoring options (``serve``, ``cluster pool``; docs/monitoring.md):
+    ``log_format``, ``private_metrics``, ``probe_every``."""
+    for option in reversed((
+        click.option("--log-format", type=click.Choice(["human", "json"]), default="human", show_default=True,
+                     help="The serve log on stderr: human lines, or one JSON object a line."),
+        click.option("--private-metrics", is_flag=True,
+                     help="GET /metrics needs the token too (default: open; it holds counts only)."),
+        click.option("--probe-every", type=click.FloatRange(0, 86400), default=30.0, show_default=True,
+                     help="Seconds between health readings of every instance's sites (0: none); failures "
+                          "count in sitectl_probe_failures_total and show on the status page."),
+    )):
+        f = option(f)
+    return f
+
+
 def target_options(f):
     """Options every command shares (:func:`target_option_flags`); the command gets
     ``target`` (the running target of the instance) and ``as_json`` instead of them."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from sitectl import server as srvmod
-from sitectl.cli.common import read_or_make_token, target_options
+from sitectl.cli.common import monitor_options, read_or_make_token, target_options
 from sitectl.engine import DockerEngine
 from sitectl.errors import UsageError
 from sitectl.ops.instances import parse_instances, running_instances, target_of
@@ -29,8 +29,10 @@ from sitectl.stack.target import Target
 @click.option("--no-initial-reset", is_flag=True, help="Do not reset every instance when the server starts.")
 @click.option("--public-url", default=None,
               help="Base URL clients reach the server at, for the reset URLs leases hand out (default: http://BIND).")
+@monitor_options
 @target_options
-def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait, no_initial_reset, public_url):
+def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait, no_initial_reset, public_url,
+          log_format, private_metrics, probe_every):
     """Serve resets over HTTP: BrowserGym's /reset and /status, and a JSON API with leases.
 
     Mutating requests need the token (Authorization: Bearer, or a /t/<token>/ path prefix:
@@ -54,14 +56,17 @@ def serve(target: Target, as_json: bool, bind, token_file, pool_spec, reset_wait
                for n, t in zip(nums, targets)}
     pool = Pool(targets, eng, sites=running)
     try:
-        srv = srvmod.make_server(pool, token, (host, int(port)), reset_wait, public_url=public_url)
+        srv = srvmod.make_server(pool, token, (host, int(port)), reset_wait, public_url=public_url,
+                                 log_format=log_format, open_metrics=not private_metrics, probe_every=probe_every)
     except OSError as e:
         raise UsageError(f"--bind {bind}: {e.strerror or e}") from None
     if not no_initial_reset:
         for n in nums:
             pool.start_reset(n, reason="server start")
     base = srv.public_base
-    click.echo(f"sitectl serve on {base} for instance(s) {', '.join(map(str, nums))}; token in {token_path}\n"
-               f"BrowserGym: WA_FULL_RESET={base}/t/$(cat {token_path})"
-               + (f"/i/<N> (instance N; the bare path is instance {nums[0]})" if len(nums) > 1 else ""), err=True)
+    srv.events.note("serve_started",
+                    f"sitectl serve on {base} for instance(s) {', '.join(map(str, nums))}; token in {token_path}; "
+                    f"status page {base}/t/$(cat {token_path})/, metrics {base}/metrics\n"
+                    f"BrowserGym: WA_FULL_RESET={base}/t/$(cat {token_path})"
+                    + (f"/i/<N> (instance N; the bare path is instance {nums[0]})" if len(nums) > 1 else ""))
     srvmod.serve(srv)

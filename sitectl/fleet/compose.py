@@ -99,7 +99,7 @@ def pool_compose(spec: ClusterSpec, manager: NodeInfo, port: int = POOL_PORT) ->
             "command": ["sitectl", "cluster", "pool", *spec.args(), "--instances", str(spec.instances), *labels,
                         "--reserve-memory", str(spec.reserve), "--agent-image", spec.agent_image,
                         "--token-secret", spec.token_secret, "--start-timeout", f"{spec.start_timeout:g}",
-                        "--port", str(port), "--public-url", f"http://{manager.addr}:{port}"],
+                        "--port", str(port), "--public-url", f"http://{manager.addr}:{port}", *spec.pool_args()],
             "volumes": ["/var/run/docker.sock:/var/run/docker.sock"],
             "ports": [{"target": port, "published": port, "protocol": "tcp", "mode": "host"}],
             "secrets": [{"source": "token", "target": "sitectl-token", "mode": 0o400}],

@@ -72,6 +72,7 @@ class ClusterSpec:
         reserve: bytes of memory reserved per site.
         agent_image: image of the agent and the pool.
         token_secret: name of the Swarm secret with the token.
+        log_format: the pool's log (``human`` or ``json``, docs/monitoring.md).
     """
 
     stack: str = "mini"
@@ -84,6 +85,7 @@ class ClusterSpec:
     agent_image: str = AGENT_IMAGE
     token_secret: str = ""
     start_timeout: float = START_TIMEOUT
+    log_format: str = "human"
 
     def target(self, instance: int, host: str, site_hosts: bool = False) -> Target:
         """The :class:`Target` of ``instance`` placed on a node reached at ``host``; its stack
@@ -124,6 +126,10 @@ class ClusterSpec:
         key = [self.stack, list(self.sites), self.seed, self.scale, self.reserve, self.agent_image, self.token_secret,
                sorted(self.node_labels.items())]
         return hashlib.sha256(repr(key).encode()).hexdigest()[:12]
+
+    def pool_args(self) -> list[str]:
+        """The pool's own options beyond :meth:`args` (its log format)."""
+        return ["--log-format", self.log_format] if self.log_format != "human" else []
 
     def args(self) -> list[str]:
         """The options that carry this spec on a command line (pool and agent)."""

@@ -17,8 +17,10 @@ def status(target: Target, sites: list[Site], engine: Engine) -> list[dict]:
     """Per site: container state, readiness (each ready probe once, no retry) and URL.
 
     Returns:
-        ``[{"site", "container", "state", "healthy", "url", "detail"}]`` in stack order;
-        ``state`` is ``missing`` when the container does not exist.
+        ``[{"site", "container", "state", "healthy", "url", "detail", "failed"}]`` in stack
+        order; ``state`` is ``missing`` when the container does not exist; ``failed`` names what
+        failed: the probes, ``service <name>`` for a service container down, ``container``
+        when the site's own container is missing or stopped.
     """
     engine.ping()
 
@@ -31,11 +33,14 @@ def status(target: Target, sites: list[Site], engine: Engine) -> list[dict]:
             outs = [run_probe(target, site, p, engine) for p in probes_of(target, site, "ready")]
             bad = [o for o in outs if not o.ok]
             # A service that is not running (the classifieds database) is named first.
-            down = [f"service {k}: container {c} is {si.status if si else 'missing'}"
+            down = [(k, f"service {k}: container {c} is {si.status if si else 'missing'}")
                     for k in site.services for c in [target.service_container(site, k)]
                     for si in [engine.container(c)] if si is None or not si.running]
             row["healthy"] = not bad and not down
-            row["detail"] = "; ".join([*down, *(f"{o.probe}: {o.detail}" for o in bad)])
+            row["detail"] = "; ".join([*(d for _, d in down), *(f"{o.probe}: {o.detail}" for o in bad)])
+            row["failed"] = [f"service {k}" for k, _ in down] + [o.probe for o in bad]
+        else:
+            row["failed"], row["detail"] = ["container"], f"container {name} is {row['state']}"
         return row
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(sites))) as pool:

@@ -134,6 +134,22 @@ class Pool:
         self._health: dict[int, tuple[float, dict]] = {}  # instance -> (when, per-site health)
         #: A random id of this pool object: a cluster pool tells an agent that restarted by it.
         self.boot = secrets.token_hex(8)
+        #: Called with every event of the pool (:meth:`emit`): the metrics, the log, the status
+        #: page's history (sitectl/monitor).
+        self.listeners: list = []
+
+    def emit(self, event: str, **fields) -> None:
+        """Tell every listener ``{"event": event, "at": time.time(), **fields}``. The fields never
+        hold a whole lease id (``lease``: its first 6 characters). A listener that raises is
+        skipped: monitoring never fails the pool."""
+        if "lease" in fields and fields["lease"]:
+            fields["lease"] = fields["lease"][:6]
+        e = {"event": event, "at": time.time(), **fields}
+        for fn in list(self.listeners):
+            try:
+                fn(e)
+            except Exception:  # noqa: BLE001 - a broken listener must not break a reset or a lease
+                pass
 
     @property
     def default_instance(self) -> int:
@@ -168,6 +184,7 @@ class Pool:
         return True
 
     def _spawn(self, slot: Slot, sites, full, reason) -> None:
+        self.emit("reset_started", instance=slot.target.instance, reason=reason)
         threading.Thread(target=self._run_reset, args=(slot, sites, full, reason, slot.epoch), daemon=True,
                          name=f"reset-i{slot.target.instance}").start()
 
@@ -192,6 +209,10 @@ class Pool:
             slot.resets += 1
             slot.last_reset = {"at": started, "seconds": round(self.clock() - t0, 3), "ok": ok, "reason": reason,
                                "error": err, "result": res}
+            self.emit("reset_finished", instance=slot.target.instance, seconds=slot.last_reset["seconds"], ok=ok,
+                      error=err, reason=reason,
+                      sites=[{"site": r.get("site"), "method": r.get("method"), "seconds": r.get("seconds"),
+                              "escalated": bool(r.get("escalations"))} for r in (res or {}).get("sites", [])])
             if slot.again:  # a lease ended while this reset ran: its changes need one more
                 slot.again = False
                 slot.epoch += 1
@@ -231,7 +252,9 @@ class Pool:
                     self._leases[lease.id] = lease
                     if self.RECORDS_LEASES:
                         lease_record.record(lease.instance, lease.id, lease.client, ttl)
+                    self.emit("lease_granted", instance=lease.instance, client=lease.client, lease=lease.id)
                     return lease
+        self.emit("lease_refused", client=client[:80])
         return None
 
     def _lease(self, lease_id: str) -> Lease:
@@ -338,8 +361,11 @@ class Pool:
                 slot.again = False
                 slot.epoch += 1  # a reset its holder started no longer decides the state
                 slot.done.set()
+                self.emit("lease_released", instance=lease.instance, client=lease.client, lease=lease.id,
+                          healthy=False, error=slot.error)
                 return lease.instance
             spawn = self._end(slot)
+        self.emit("lease_released", instance=lease.instance, client=lease.client, lease=lease.id, healthy=True)
         if spawn:
             self._spawn(self.slots[lease.instance], None, False, f"release of {lease.client}")
         return lease.instance
@@ -371,6 +397,8 @@ class Pool:
                 self._drop(lease)
                 if self._end(self.slots[lease.instance]):
                     spawn.append(lease)
+        for lease in late:
+            self.emit("lease_expired", instance=lease.instance, client=lease.client, lease=lease.id)
         for lease in spawn:
             self._spawn(self.slots[lease.instance], None, False, f"missed heartbeat of {lease.client}")
         return late
@@ -411,8 +439,8 @@ class Pool:
                     continue
                 try:
                     st = checks.status(t, list(t.stack.sites.values()), self.engine)
-                    row["sites"] = {r["site"]: {"state": r["state"], "healthy": r["healthy"], "detail": r["detail"]}
-                                    for r in st}
+                    row["sites"] = {r["site"]: {"state": r["state"], "healthy": r["healthy"], "detail": r["detail"],
+                                                "failed": r["failed"]} for r in st}
                 except SitectlError as e:
                     row["sites"] = {"error": str(e)}
                 self._health[n] = (now, row["sites"])
