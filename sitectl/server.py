@@ -361,7 +361,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/":  # the status page: holders' names and error messages, so behind the token
             if not authed:
                 return self._deny()
-            return self._send(200, self.server.monitor.page(), "text/html; charset=utf-8",
+            return self._send(200, self.server.monitor.page(self.server.token), "text/html; charset=utf-8",
                               {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                                "Referrer-Policy": "no-referrer"})
         m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})\Z", path)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from sitectl.monitor.history import History
-from sitectl.monitor.log import EventLog
+from sitectl.monitor.log import EventLog, redact
 from sitectl.monitor.metrics import Metrics
 from sitectl.monitor.page import render
 
@@ -30,21 +30,26 @@ class Monitor:
         self.history = History()
         pool.listeners += [self.metrics, self.history] + ([log] if log is not None else [])
         self._stop = threading.Event()
+        self._failing: set[tuple] = set()  # (instance, site, probe) failing at the last reading
 
     def probe_once(self) -> int:
         """Read every instance's site health once (``pool.status(health=True)``) and emit a
-        ``probe_failed`` event per failed probe. Returns how many failed."""
-        failed = 0
+        ``probe_failed`` event per failed probe, ``repeat`` true when it failed at the last
+        reading too (the metrics count every one; the log and the page's failures only the
+        first of a run). Returns how many failed."""
+        now: set[tuple] = set()
         for row in self.pool.status(health=True)["instances"]:
             sites = row.get("sites") or {}
             for site, h in sites.items():
                 if not isinstance(h, dict) or h.get("healthy", True):
                     continue
                 for probe in h.get("failed") or ["ready"]:
-                    failed += 1
+                    key = (row["instance"], site, probe)
+                    now.add(key)
                     self.pool.emit("probe_failed", instance=row["instance"], site=site, probe=probe,
-                                   detail=h.get("detail", ""))
-        return failed
+                                   detail=h.get("detail", ""), repeat=key in self._failing)
+        self._failing = now
+        return len(now)
 
     def run_probes(self, every: float = PROBE_EVERY) -> threading.Thread | None:
         """Call :meth:`probe_once` every ``every`` seconds in a daemon thread until :meth:`stop`
@@ -65,7 +70,9 @@ class Monitor:
     def stop(self) -> None:
         self._stop.set()
 
-    def page(self) -> str:
-        """The status page's HTML, with a fresh (at most 5 s old) health reading."""
-        return render(self.pool.status(health=True), self.history.resets(), self.history.failures(),
-                      title=self.title)
+    def page(self, token: str = "") -> str:
+        """The status page's HTML, with a fresh (at most 5 s old) health reading; what a
+        holder's name or an error message says passes through :func:`redact` as a log line does
+        (no ``token``, no whole lease id), so a screenshot of the page can be shared."""
+        return redact(render(self.pool.status(health=True), self.history.resets(), self.history.failures(),
+                             title=self.title), token)

@@ -38,7 +38,7 @@ class History:
             elif kind == "lease_released" and not e.get("healthy", True):
                 self._failures.append({"at": e["at"], "what": f"instance {n} released unhealthy",
                                        "message": e.get("error", "")})
-            elif kind == "probe_failed":
+            elif kind == "probe_failed" and not e.get("repeat"):
                 self._failures.append({"at": e["at"], "what": f"probe {e['probe']} of {e['site']} on instance {n}",
                                        "message": e.get("detail", "")})
             elif kind in ("diff", "checkpoint") and not e.get("ok", True):

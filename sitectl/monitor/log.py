@@ -97,6 +97,8 @@ class EventLog:
         return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
     def __call__(self, e: dict) -> None:
+        if e.get("repeat"):
+            return  # a probe still failing: said at the first reading of the run
         level, message = describe(e)
         if self.fmt == "human":
             return self._write(f"[serve] {message}")

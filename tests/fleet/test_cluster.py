@@ -187,6 +187,19 @@ def test_fleet_spreads_over_nodes_fails_over_a_lost_node_and_heals(lab):
     for lz in leases:
         row = st["instances"][lz["instance"]]
         assert row["last_reset"]["ok"] and row["last_reset"]["result"]["sites"][0]["site"] == "reddit"
+    # The pool's metrics (docs/monitoring.md), read by prometheus-client's own parser: where each
+    # instance runs and in which state, and the agents' resets by site and method.
+    from prometheus_client.parser import text_string_to_metric_families
+
+    got = {(x.name, *sorted(x.labels.items())): x.value
+           for fam in text_string_to_metric_families(requests.get(f"{pool}/metrics", timeout=10).text) for x in fam.samples}
+    placed = {(dict(k[1:])["node"], dict(k[1:])["state"]): v for k, v in got.items() if k[0] == "sitectl_cluster_instances"}
+    assert sorted(placed.values()) == [1.0, 1.0, 1.0] and {s for _, s in placed} == {"idle", "leased"}
+    assert {n for n, _ in placed} == {"lab-1", "lab-2", "lab-3"} and got[("sitectl_cluster_nodes",)] == 3
+    assert got[("sitectl_resets_total", ("outcome", "ok"))] >= 2
+    assert any(k[0] == "sitectl_site_resets_total" and ("site", "reddit") in k for k in got)
+    page = requests.get(f"{pool}/t/{token}/", timeout=30)
+    assert page.status_code == 200 and "<th>node</th>" in page.text and "worker-a" in page.text
 
     # Lose a node holding a leased instance (not the manager: the pool runs there).
     by_inst = {r["instance"]: r["placement"]["node"] for r in rows}
