@@ -49,7 +49,7 @@ from sitectl.monitor.log import EventLog, redact  # noqa: F401 - redact: what th
 from sitectl.monitor.metrics import CONTENT_TYPE as METRICS_TYPE
 from sitectl.monitor.page import CSP
 from sitectl.ops.envvars import env_vars
-from sitectl.ops.pool import LeaseError, Pool
+from sitectl.ops.pool import UNHEALTHY, LeaseError, Pool
 
 READY = "Ready for duty!"
 ONGOING = "Reset ongoing"
@@ -347,8 +347,10 @@ class Handler(BaseHTTPRequestHandler):
             slot = pool.slot(inst)
             if slot.state in ("resetting", "starting", "unplaced"):  # a cluster instance being (re)placed
                 return self._send(200, ONGOING)
-            if slot.state == "failed":
-                return self._send(500, f"Reset failed: {slot.error}")
+            if slot.state == "failed":  # open to anyone: a holder's name and words stay behind the token
+                why = slot.error if not slot.error.startswith(UNHEALTHY) else \
+                    f"{UNHEALTHY} by its holder (GET /api/status with the token says why)"
+                return self._send(500, f"Reset failed: {redact(why, self.server.token)}")
             return self._send(200, READY)
         if path == "/api/status":
             if not authed:
@@ -361,7 +363,12 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/":  # the status page: holders' names and error messages, so behind the token
             if not authed:
                 return self._deny()
-            return self._send(200, self.server.monitor.page(self.server.token), "text/html; charset=utf-8",
+            try:
+                page = self.server.monitor.page(self.server.token)
+            except Exception as e:  # noqa: BLE001 - a page that cannot be drawn says why, the server stays up
+                return self._send(500, redact(f"the status page could not be drawn: {type(e).__name__}: {e}",
+                                              self.server.token))
+            return self._send(200, page, "text/html; charset=utf-8",
                               {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                                "Referrer-Policy": "no-referrer"})
         m = re.match(r"^/api/leases/([A-Za-z0-9_-]{1,64})\Z", path)
@@ -450,8 +457,11 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(404, {"error": str(e)})
             except Exception as e:  # noqa: BLE001 - the lease ends all the same: its instance is reset
                 changed = {"error": str(e)}
-        query = parse_qs(urlsplit(self.path).query)
-        healthy = query.get("healthy", ["1"]) != ["0"]
+        query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
+        said = {v.strip().lower() for v in query.get("healthy", ["1"])}
+        if len(said) != 1 or not said <= {"1", "true", "yes", "0", "false", "no"}:
+            return self._send(400, {"error": "'healthy' is one of 1, true, yes (reset it) or 0, false, no (mark it failed)"})
+        healthy = said <= {"1", "true", "yes"}
         try:
             inst = self.server.pool.release(m.group(1), healthy, (query.get("reason") or [""])[0])
         except LeaseError as e:

@@ -113,7 +113,10 @@ def test_an_unhealthy_release_marks_the_instance_failed_with_its_reason(server):
     assert answer == {"released": True, "instance": 9, "state": "failed"}
     assert server.resets == []  # no reset: the instance keeps what the episode left
     st = requests.get(f"{server.public_base}/i/9/status", timeout=10)
-    assert st.status_code == 500 and st.text == "Reset failed: released as unhealthy by rollout-7: checkout page hangs"
+    assert st.status_code == 500 and st.text == ("Reset failed: released as unhealthy by its holder "
+                                                 "(GET /api/status with the token says why)")
+    full = requests.get(f"{server.public_base}/api/status", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+    assert full.json()["instances"][0]["error"] == "released as unhealthy by rollout-7: checkout page hangs"
     with pytest.raises(NoInstanceFree):
         c.acquire(wait=0.3, keep_alive=False)
     with pytest.raises(LeaseError):
@@ -132,3 +135,72 @@ def test_checkpoint_names_and_ops_are_checked_before_any_request(server):
             c.checkpoint(lease, "save", bad)
     with pytest.raises(UsageError, match="checkpoint operation"):
         c.checkpoint(lease, "rename", "x")
+
+
+def test_an_unhealthy_reason_stays_behind_the_token_and_healthy_is_read_strictly(server):
+    c = LeaseClient(server.public_base, token=TOKEN, client="holder-x")
+    b = server.public_base
+    lease = c.acquire(ttl=30, keep_alive=False)
+    for bad in ("maybe", "0&healthy=1"):
+        r = requests.delete(f"{b}/api/leases/{lease.id}?healthy={bad}", headers={"Authorization": f"Bearer {TOKEN}"},
+                            timeout=10)
+        assert r.status_code == 400 and "'healthy'" in r.json()["error"]
+    r = requests.delete(f"{b}/api/leases/{lease.id}?healthy=false&reason=see+/t/{TOKEN}/reset",
+                        headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
+    assert r.status_code == 200 and r.json()["state"] == "failed"
+    st = requests.get(f"{b}/i/9/status", timeout=10)  # open to anyone: neither the holder's name nor its words
+    assert st.status_code == 500 and "holder-x" not in st.text and TOKEN not in st.text and "/api/status" in st.text
+    full = requests.get(f"{b}/api/status", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30).json()
+    assert "holder-x" in full["instances"][0]["error"]
+
+
+def test_a_reset_result_of_another_shape_never_leaves_the_instance_resetting(monkeypatch, tmp_path):
+    monkeypatch.setenv("SITECTL_SNAPSHOTS_DIR", str(tmp_path))
+    for odd in ({"sites": ["reddit"]}, {"sites": None}, ["reddit"], {"sites": [{"site": 1, "method": None}]}):
+        pool = Pool([resolve_target("mini", host="127.0.0.1", instance=9)], DockerEngine(), reset_fn=lambda *a, r=odd: r)
+        pool.listeners.append(lambda e: None)
+        assert pool.start_reset(9) and pool.wait(9, 10)
+        assert pool.slot(9).state == "idle"
+
+
+def test_answers_that_are_not_a_sitectl_servers_give_one_clear_error(tmp_path):
+    import http.server
+
+    class Odd(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the stdlib's name
+            body = b"<html><body>\n<h1>502 Bad Gateway</h1>\n</body></html>" if "x" in self.path else b"[1, 2]"
+            self.send_response(502 if "x" in self.path else 200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Odd)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{srv.server_address[1]}"
+        with pytest.raises(ServerRefused, match="no JSON object of the expected shape") as e:
+            LeaseClient(base, token=TOKEN).acquire(keep_alive=False)
+        assert "\n" not in str(e.value)
+        with pytest.raises(ServerRefused, match="answered 502: <html><body> <h1>502 Bad Gateway</h1>") as e:
+            LeaseClient(base + "/x", token=TOKEN).acquire(keep_alive=False)
+        assert "\n" not in str(e.value)
+    finally:
+        srv.shutdown()
+
+
+def test_odd_token_files_are_refused_by_name(tmp_path):
+    (tmp_path / "dir").mkdir(mode=0o700)
+    with pytest.raises(UsageError, match="not a regular file"):
+        read_token(token_file=tmp_path / "dir")
+    raw = tmp_path / "latin1"
+    raw.write_bytes(b"caf\xe9-token\n")
+    raw.chmod(0o600)
+    with pytest.raises(UsageError, match="not UTF-8"):
+        read_token(token_file=raw)
+    with pytest.raises(UsageError, match="spaces or control characters"):
+        read_token(token_file=token_file(tmp_path, text="two words\n"))
+    with pytest.raises(UsageError, match="a token is one short line"):
+        read_token(token_file=token_file(tmp_path, text="x" * 5000))

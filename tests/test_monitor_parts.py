@@ -111,3 +111,20 @@ def test_a_probe_failing_at_readings_in_a_row_is_counted_each_time_and_told_once
     pool.rows = [row(0, sites=sick)]
     mon.probe_once()  # failing again after a good reading: told again
     assert len(buf.getvalue().splitlines()) == 2 and len(mon.history.failures()) == 2
+
+
+def test_what_a_client_sends_cannot_break_a_json_line_a_human_line_or_the_page():
+    buf, human = io.StringIO(), io.StringIO()
+    log, hlog = EventLog(buf, "json", TOKEN), EventLog(human, "human", TOKEN)
+    for lg in (log, hlog):
+        lg.http("10.0.0.1", '"GET /?a=b\\" HTTP/1.1" 400 -')
+        lg.http("10.0.0.1", '"GET /\x1b[2J\x1b[31m HTTP/1.1" 404 -')
+        lg({"event": "lease_granted", "at": 1.0, "instance": 0, "client": 'bob?x=1"\n[serve] forged', "lease": "abcdef"})
+    lines = [json.loads(x) for x in buf.getvalue().splitlines()]  # every line parses
+    assert [x["status"] for x in lines[:2]] == [400, 404]
+    assert len(human.getvalue().splitlines()) == 3  # no forged line
+    assert "\x1b" not in human.getvalue() and "\\x1b[2J" in human.getvalue()
+    pool = FakePool([row(0, lease={"lease": LEASE, "client": "x?a=b", "instance": 0, "since": 1.0})])
+    html = Monitor(pool).page(TOKEN)
+    cells = html.split('<tr data-instance="0"')[1].split("</tr>")[0].count("<td")
+    assert cells == 6 and "x?a=***" in html

@@ -23,6 +23,21 @@ from sitectl.errors import LeaseError, NoInstanceFree, ServerRefused, UsageError
 
 #: What ``GET /l/<lease>/status`` answers (BrowserGym's protocol, docs/serve.md).
 READY, ONGOING = "Ready for duty!", "Reset ongoing"
+#: The lease fields that are safe to show (everything but the id and the URLs that hold it).
+SHOWN = ("instance", "client", "ttl", "expires_in", "since", "failovers", "urls", "env")
+#: Largest token file read (bytes); `sitectl serve` writes 43 characters.
+TOKEN_MAX = 4096
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line of at most ``limit`` characters (an HTML error page, a traceback)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def shown(lease: dict) -> dict:
+    """A lease as the server answers it, without its id and the URLs that hold the id."""
+    return {k: lease[k] for k in SHOWN if k in lease}
 
 
 @dataclass
@@ -77,15 +92,24 @@ def read_token(token: str | None = None, token_file: str | os.PathLike | None = 
                          "(`sitectl serve` writes it to <snapshots dir>/serve-token)")
     p = Path(path)
     try:
-        mode = p.stat().st_mode
-        text = p.read_text().strip()
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"token file {p} is not a regular file")
+        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise UsageError(f"token file {p} is readable by others (mode {stat.S_IMODE(st.st_mode):o}): chmod 600 it")
+        if st.st_size > TOKEN_MAX:
+            raise UsageError(f"token file {p} holds {st.st_size} bytes: a token is one short line")
+        text = p.read_bytes()[:TOKEN_MAX].decode("utf-8").strip()
     except OSError as e:
         raise UsageError(f"token file {p}: {e.strerror}") from None
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise UsageError(f"token file {p} is readable by others (mode {stat.S_IMODE(mode):o}): chmod 600 it")
-    if not text:
+    except UnicodeDecodeError:
+        raise UsageError(f"token file {p} is not UTF-8 text") from None
+    token = text.splitlines()[0].strip() if text else ""
+    if not token:
         raise UsageError(f"token file {p} is empty")
-    return text.splitlines()[0].strip()
+    if any(c.isspace() or not c.isprintable() for c in token):
+        raise UsageError(f"token file {p}: its first line holds spaces or control characters")
+    return token
 
 
 class LeaseClient:
@@ -123,13 +147,30 @@ class LeaseClient:
         if r.status_code in ok:
             return r
         try:
-            why = r.json().get("error", r.text)
+            body = r.json()
+            why = body.get("error", r.text) if isinstance(body, dict) else r.text
         except ValueError:
             why = r.text
-        why = str(why).replace(self._token, "***")[:500]
+        why = one_line(str(why).replace(self._token, "***"))
         if r.status_code == 404 and "lease" in why:
             raise LeaseError(f"reset server {self.url}: {why}")
         raise ServerRefused(f"reset server {self.url} answered {r.status_code}: {why}", r.status_code)
+
+    def _obj(self, r: requests.Response, *keys: str) -> dict:
+        """The JSON object of a 2xx answer, with ``keys`` in it.
+
+        Raises:
+            ServerRefused: no JSON object, or one without ``keys`` (not a sitectl server?).
+        """
+        try:
+            body = r.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or any(k not in body for k in keys):
+            raise ServerRefused(f"reset server {self.url} answered {r.status_code} with no JSON object "
+                                f"of the expected shape (is it a sitectl server?): {one_line(r.text, 120)!r}",
+                                r.status_code)
+        return body
 
     @staticmethod
     def _lease_path(lease: HeldLease | str) -> str:
@@ -155,7 +196,8 @@ class LeaseClient:
         def ask():
             r = self._call("POST", "/api/leases", authed=True, ok=(200, 503),
                            json={"client": self.client, "ttl": ttl})
-            return None if r.status_code == 503 else r.json()
+            return None if r.status_code == 503 else self._obj(r, "lease", "instance", "client", "ttl", "urls",
+                                                                "env", "browsergym_env")
 
         try:
             body = Retrying(stop=stop_after_delay(max(wait, 0.0)), wait=wait_fixed(0.5),
@@ -219,17 +261,18 @@ class LeaseClient:
             params["reason"] = (lease.reason if reason is None else reason)[:300]
         if diff:
             params["diff"] = "1"
-        return self._call("DELETE", f"/api/leases/{self._lease_path(lease)}", authed=True, params=params,
-                          timeout=max(self.timeout, 120)).json()
+        return self._obj(self._call("DELETE", f"/api/leases/{self._lease_path(lease)}", authed=True, params=params,
+                                    timeout=max(self.timeout, 120)), "released")
 
     def info(self, lease: HeldLease) -> dict:
-        """The lease as the server has it now (``GET /api/leases/<id>``): instance, URLs,
-        ``expires_in``, failovers (a cluster pool may move it).
+        """The lease as the server has it now (``GET /api/leases/<id>``): instance, client,
+        ttl, ``expires_in``, since, failovers (a cluster pool may move it), URLs and WebArena's
+        variables; not its id, nor the URLs that hold it (:func:`shown`).
 
         Raises:
             LeaseError: the lease ended.
         """
-        return self._call("GET", f"/api/leases/{self._lease_path(lease)}").json()
+        return shown(self._obj(self._call("GET", f"/api/leases/{self._lease_path(lease)}"), "instance"))
 
     def status(self, lease: HeldLease) -> str:
         """The leased instance's state: ``ready``, ``resetting`` or ``failed: <error>``.
@@ -238,9 +281,12 @@ class LeaseClient:
             LeaseError: the lease ended.
         """
         r = self._call("GET", f"/l/{self._lease_path(lease)}/status", ok=(200, 500))
-        if r.status_code == 500:
-            return "failed: " + r.text.removeprefix("Reset failed: ")
-        return "ready" if r.text == READY else "resetting"
+        if r.status_code == 500 and r.text.startswith("Reset failed: "):
+            return "failed: " + one_line(r.text.removeprefix("Reset failed: "))
+        if r.status_code == 200 and r.text in (READY, ONGOING):
+            return "ready" if r.text == READY else "resetting"
+        raise ServerRefused(f"reset server {self.url} answered {r.status_code} {one_line(r.text, 120)!r} to a "
+                            "status poll (BrowserGym's protocol answers Ready for duty! or Reset ongoing)", r.status_code)
 
     def reset(self, lease: HeldLease, wait: float = 600.0) -> str:
         """Reset the leased instance to golden and wait until it is done (``GET /l/<id>/reset``,
@@ -266,7 +312,7 @@ class LeaseClient:
         Raises:
             ServerRefused: 409 while the instance resets, or a site keeps no change log.
         """
-        return self._call("GET", f"/l/{self._lease_path(lease)}/diff", timeout=max(self.timeout, 120)).json()
+        return self._obj(self._call("GET", f"/l/{self._lease_path(lease)}/diff", timeout=max(self.timeout, 120)))
 
     def checkpoint(self, lease: HeldLease, op: str, name: str | None = None) -> dict:
         """A checkpoint of the leased instance (docs/checkpoints.md): ``op`` ``save``,
@@ -279,17 +325,17 @@ class LeaseClient:
         """
         base = f"/l/{self._lease_path(lease)}/checkpoints"
         if op == "list":
-            return self._call("GET", base).json()
+            return self._obj(self._call("GET", base), "checkpoints")
         if op not in ("save", "restore", "delete"):
             raise UsageError(f"checkpoint operation {op!r}: give save, restore, delete or list")
         if not name or not name.isascii() or not name.replace("_", "").isalnum() or len(name) > 64:
             raise UsageError(f"checkpoint name {name!r}: give 1-64 letters, digits or _")
         long = max(self.timeout, 600)
         if op == "save":
-            return self._call("POST", f"{base}/{name}", timeout=long).json()
+            return self._obj(self._call("POST", f"{base}/{name}", timeout=long))
         if op == "restore":
-            return self._call("POST", f"{base}/{name}/restore", timeout=long).json()
-        return self._call("DELETE", f"{base}/{name}", timeout=long).json()
+            return self._obj(self._call("POST", f"{base}/{name}/restore", timeout=long))
+        return self._obj(self._call("DELETE", f"{base}/{name}", timeout=long))
 
     def close(self) -> None:
         """Close the HTTP connections (held leases stay: release them first)."""

@@ -103,6 +103,8 @@ class SitectlSandboxProvider:
         if bad:
             raise p.SandboxCreateError(f"sitectl sandboxes take no {', '.join(bad)}: the reset server's stack "
                                        "fixes the sites (sitectl serve --stack), and nothing is uploaded into them")
+        if spec.ttl_s is not None and spec.ttl_s <= 0:
+            raise p.SandboxCreateError(f"ttl_s {spec.ttl_s}: give a positive number of seconds, or none")
         wait = self.ready_timeout_s if spec.ready_timeout_s is None else float(spec.ready_timeout_s)
         try:
             lease = await asyncio.to_thread(self._leases.acquire, self.ttl_s, wait, True, spec.ttl_s)
@@ -123,6 +125,8 @@ class SitectlSandboxProvider:
         p = _types()
         if cwd or env or user is not None:
             return p.SandboxExecResult("", "sitectl sandboxes run no shell: cwd, env and user have no meaning", USAGE)
+        if timeout_s is not None and timeout_s <= 0:
+            return p.SandboxExecResult("", f"timeout_s {timeout_s}: give a positive number of seconds", USAGE)
         try:
             argv = shlex.split(command)
         except ValueError as e:
@@ -149,9 +153,7 @@ class SitectlSandboxProvider:
         if head == "env" and rest in ([], ["webarena"], ["browsergym"]):
             return lease.browsergym_env if rest == ["browsergym"] else lease.env
         if head == "lease" and not rest:
-            info = c.info(lease)
-            info.pop("lease", None)  # the credential stays out of logs of exec output
-            return info
+            return c.info(lease)  # without the id, the holder's credential (lease_client.shown)
         if head == "diff" and not rest:
             return c.diff(lease)
         if head == "reset" and not rest:
@@ -161,7 +163,9 @@ class SitectlSandboxProvider:
         if head == "unhealthy":
             lease.healthy, lease.reason = False, " ".join(rest) or "marked unhealthy by its sandbox"
             return {"healthy": False, "reason": lease.reason}
-        return (f"not a command of a sitectl sandbox: {shlex.join(argv)!r}; there is no shell. Commands: "
+        said = shlex.join(argv)
+        said = said if len(said) <= 120 else said[:117] + "..."
+        return (f"not a command of a sitectl sandbox: {said!r}; there is no shell. Commands: "
                 + "; ".join(f"{k}: {v}" for k, v in COMMANDS.items()))
 
     async def upload_file(self, handle, source_path: Path, target_path: str) -> None:

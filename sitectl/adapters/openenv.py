@@ -139,9 +139,8 @@ class SitectlEnvironment(Environment[SiteAction, SiteObservation, SiteState]):
                 res = c.checkpoint(lease, action.op.removeprefix("checkpoint_"), action.name)
             elif action.op == "reset":
                 res = {"state": c.reset(lease)}
-            else:  # lease
+            else:  # lease: without its id (lease_client.shown)
                 res = c.info(lease)
-                res.pop("lease", None)
         except LeaseError as e:
             self._lease = None
             return SiteObservation(instance=lease.instance, error=str(e), done=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from sitectl.monitor.history import History
-from sitectl.monitor.log import EventLog, redact
+from sitectl.monitor.log import EventLog
 from sitectl.monitor.metrics import Metrics
 from sitectl.monitor.page import render
 
@@ -40,6 +40,8 @@ class Monitor:
         now: set[tuple] = set()
         for row in self.pool.status(health=True)["instances"]:
             sites = row.get("sites") or {}
+            if isinstance(sites.get("error"), str):  # no reading at all (the engine failed): one failure
+                sites = {"*": {"healthy": False, "detail": sites["error"], "failed": ["status"]}}
             for site, h in sites.items():
                 if not isinstance(h, dict) or h.get("healthy", True):
                     continue
@@ -74,5 +76,5 @@ class Monitor:
         """The status page's HTML, with a fresh (at most 5 s old) health reading; what a
         holder's name or an error message says passes through :func:`redact` as a log line does
         (no ``token``, no whole lease id), so a screenshot of the page can be shared."""
-        return redact(render(self.pool.status(health=True), self.history.resets(), self.history.failures(),
-                             title=self.title), token)
+        return render(self.pool.status(health=True), self.history.resets(), self.history.failures(),
+                      title=self.title, token=token)

@@ -15,6 +15,9 @@ import threading
 from datetime import datetime, timezone
 
 FORMATS = ("human", "json")
+#: C0 and C1 control characters, DEL and the line and paragraph separators, written as ``\xNN``
+#: in a human line (a client cannot forge a line or move the terminal's cursor).
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]} | {0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
 def redact(line: str, token: str) -> str:
@@ -81,10 +84,32 @@ class EventLog:
         self.stream, self.fmt, self.token = stream, fmt, token
         self._lock = threading.Lock()
 
-    def _write(self, line: str, paths: bool = True) -> None:
+    def _clean(self, value, paths: bool = True):
+        """A value as a line may hold it: strings redacted (:func:`redact`; only the token
+        replaced when ``paths`` is false), other values as they are."""
+        if not isinstance(value, str):
+            return value
+        if paths:
+            return redact(value, self.token)
+        return value.replace(self.token, "***") if self.token else value
+
+    def _human(self, text: str, paths: bool = True) -> None:
+        self._write(self._clean(text, paths).translate(_CONTROLS))
+
+    def _json(self, obj: dict) -> None:
+        """One JSON line; every string in it redacted before encoding (so the encoding's own
+        escapes are never taken for part of a path or query)."""
+        def deep(v):
+            if isinstance(v, dict):
+                return {k: deep(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [deep(x) for x in v]
+            return self._clean(v)
+        self._write(json.dumps(deep(obj), default=str))
+
+    def _write(self, line: str) -> None:
         if self.stream is None:
             return
-        line = redact(line, self.token) if paths else line.replace(self.token, "***") if self.token else line
         with self._lock:
             self.stream.write(line + "\n")
             flush = getattr(self.stream, "flush", None)
@@ -101,7 +126,7 @@ class EventLog:
             return  # a probe still failing: said at the first reading of the run
         level, message = describe(e)
         if self.fmt == "human":
-            return self._write(f"[serve] {message}")
+            return self._human(f"[serve] {message}")
         obj = {"time": self._now(e.get("at")), "level": level, "event": e["event"]}
         for key in ("instance", "site", "probe", "lease", "client", "op", "reason"):
             if e.get(key) not in (None, ""):
@@ -113,24 +138,25 @@ class EventLog:
         if e.get("sites"):
             obj["sites"] = e["sites"]
         obj["message"] = message
-        self._write(json.dumps(obj, default=str))
+        self._json(obj)
 
     def note(self, event: str, message: str, level: str = "info") -> None:
         """A line of the server's own (``serve_started``, ...), not of the pool's events."""
         if self.fmt == "human":
-            return self._write(message, paths=False)
-        self._write(json.dumps({"time": self._now(), "level": level, "event": event, "message": message}), paths=False)
+            return self._human(message, paths=False)
+        obj = {"time": self._now(), "level": level, "event": event, "message": self._clean(message, paths=False)}
+        self._write(json.dumps(obj))
 
     def http(self, remote: str, text: str) -> None:
         """One HTTP line: ``text`` is what the stdlib's handler logs (the request line, status
         and size, or an error)."""
         if self.fmt == "human":
-            return self._write(f"[serve] {remote} {text}")
-        m = re.match(r'^"([^"]*)" (\d{3}) ', text + " ")
+            return self._human(f"[serve] {remote} {text}")
+        m = re.match(r'^"(.*)" (\d{3}) \S+\Z', text)
         obj = {"time": self._now(), "level": "info", "event": "http", "remote": remote}
         if m:
             code = int(m.group(2))
-            obj.update(request=m.group(1), status=code, level="error" if code >= 500 else "info")
+            obj.update(request=m.group(1), status=code, level="warning" if code >= 500 else "info")
         else:
             obj.update(level="warning", message=text)
-        self._write(json.dumps(obj))
+        self._json(obj)

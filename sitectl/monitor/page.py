@@ -5,12 +5,23 @@ it with a Content-Security-Policy that forbids it), refreshing itself every few 
 from __future__ import annotations
 
 import time
-from html import escape
+from html import escape as _escape
 
+from sitectl.monitor.log import redact
 from sitectl.monitor.metrics import instance_state
 
 #: Seconds between the page's own reloads.
 REFRESH = 5
+#: Most points the chart draws (the newest; a busy hour has thousands of resets).
+MAX_POINTS = 1000
+
+
+def escaper(token: str):
+    """``escape(value)``: ``value`` as the page shows it, redacted as a log line is (no
+    ``token``, no whole lease id), then HTML-escaped."""
+    def escape(value, quote: bool = True) -> str:
+        return _escape(redact(str(value), token), quote=quote)
+    return escape
 #: The page's Content-Security-Policy: inline styles and SVG only.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
@@ -39,7 +50,7 @@ def _clock(at: float) -> str:
     return time.strftime("%H:%M:%S", time.gmtime(at))
 
 
-def _last_reset(r: dict | None) -> str:
+def _last_reset(r: dict | None, escape) -> str:
     if not r:
         return '<span class="muted">none yet</span>'
     methods = sorted({s.get("method") for s in (r.get("result") or {}).get("sites", []) if s.get("method")})
@@ -49,7 +60,7 @@ def _last_reset(r: dict | None) -> str:
     return f'<span class="bad">failed</span> after {r["seconds"]:.2f} s: {escape(str(r.get("error", "")))}'
 
 
-def _health(row: dict) -> str:
+def _health(row: dict, escape) -> str:
     sites = row.get("sites") or {}
     if "error" in sites and isinstance(sites["error"], str):
         return f'<span class="bad">{escape(sites["error"])}</span>'
@@ -65,11 +76,13 @@ def _health(row: dict) -> str:
     return "".join(out)
 
 
-def _chart(resets: list[dict], now: float, window: float) -> str:
+def _chart(resets: list[dict], now: float, window: float, escape) -> str:
     """An SVG scatter of the resets of the last ``window`` s: x the time, y the seconds."""
     w, h, pad = 640, 160, 34
     if not resets:
         return '<p class="muted" id="chart-empty">No reset finished in the last hour.</p>'
+    every = resets
+    resets = resets[-MAX_POINTS:]
     top = max(r["seconds"] for r in resets) or 1.0
     dots = []
     for r in resets:
@@ -78,7 +91,7 @@ def _chart(resets: list[dict], now: float, window: float) -> str:
         cls = "#1a7f37" if r["ok"] else "#c62828"
         label = f"instance {r['instance']}: {r['seconds']:.2f} s at {_clock(r['at'])} UTC" + ("" if r["ok"] else " (failed)")
         dots.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{cls}"><title>{escape(label)}</title></circle>')
-    secs = sorted(r["seconds"] for r in resets)
+    secs = sorted(r["seconds"] for r in every)
     p95 = secs[min(len(secs) - 1, int(0.95 * len(secs)))]
     return (f'<svg id="chart" role="img" width="{w}" height="{h}" viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg">'
             f'<title>reset durations, last hour</title>'
@@ -94,7 +107,7 @@ def _chart(resets: list[dict], now: float, window: float) -> str:
 
 
 def render(status: dict, resets: list[dict], failures: list[dict], now: float | None = None,
-           window: float = 3600.0, title: str = "sitectl reset server") -> str:
+           window: float = 3600.0, title: str = "sitectl reset server", token: str = "") -> str:
     """The page's HTML.
 
     Args:
@@ -103,7 +116,10 @@ def render(status: dict, resets: list[dict], failures: list[dict], now: float | 
         failures: :meth:`sitectl.monitor.history.History.failures`.
         now: the wall clock (s since the epoch).
         window: the chart's span (s).
+        token: the server token, taken out of every value shown (a holder may name itself
+            anything; an error may quote a URL).
     """
+    escape = escaper(token)
     now = time.time() if now is None else now
     rows = status["instances"]
     counts: dict[str, int] = {}
@@ -126,8 +142,8 @@ def render(status: dict, resets: list[dict], failures: list[dict], now: float | 
         err = f'<div class="bad">{escape(row["error"])}</div>' if shown else ""
         trs.append(f'<tr data-instance="{row["instance"]}" data-state="{escape(state)}"><td>{row["instance"]}</td>'
                    f'<td><span class="state s-{escape(state)}">{escape(state)}</span>{err}</td>{where}'
-                   f'<td class="holder">{holder}</td><td>{age}</td><td>{_last_reset(row.get("last_reset"))}</td>'
-                   f'<td>{_health(row)}</td></tr>')
+                   f'<td class="holder">{holder}</td><td>{age}</td><td>{_last_reset(row.get("last_reset"), escape)}</td>'
+                   f'<td>{_health(row, escape)}</td></tr>')
     fails = "".join(f'<li><span class="muted">{_clock(f["at"])} UTC</span> <b>{escape(f["what"])}</b>: '
                     f'{escape(f["message"] or "")}</li>' for f in failures) or '<li class="muted">none</li>'
     head = "<th>instance</th><th>state</th>" + ("<th>node</th>" if cluster else "") + \
@@ -138,6 +154,6 @@ def render(status: dict, resets: list[dict], failures: list[dict], now: float | 
             f'<h1>{escape(title)}</h1><p id="summary">{len(rows)} instance(s): {summary} '
             f'<span class="muted">· {_clock(now)} UTC, refreshes every {REFRESH} s</span></p>'
             f'<table id="instances"><thead><tr>{head}</tr></thead><tbody>{"".join(trs)}</tbody></table>'
-            f'<h2>Reset durations, last hour</h2>{_chart(resets, now, window)}'
+            f'<h2>Reset durations, last hour</h2>{_chart(resets, now, window, escape)}'
             f'<h2>Recent failures</h2><ul id="failures">{fails}</ul>'
             f'<p class="muted">Metrics: <code>/metrics</code> (docs/monitoring.md)</p></body></html>')

@@ -79,6 +79,9 @@ class Slot:
     checkpoints: set[str] = field(default_factory=set)
 
 
+#: How a failed instance's error begins when its holder released it as unhealthy (the rest, the
+#: holder's name and words, is not said on the open ``/status``).
+UNHEALTHY = "released as unhealthy"
 #: Seconds a pool reset waits for the instance lock held by another process.
 LOCK_WAIT = 600.0
 #: Seconds a health reading of :meth:`Pool.status` is reused (probes are real requests).
@@ -94,6 +97,20 @@ def default_reset(target: Target, sites: list[str] | None, full: bool, engine: E
     # A bounded wait for the instance lock: a stuck holder fails this reset instead of the pool.
     res = reset(target, chosen, engine, full=full, wait=LOCK_WAIT, by_pool=True)
     return {"sites": [r.as_dict() for r in res["sites"]], "logins": res["logins"]}
+
+
+def _site_rows(res) -> list[dict]:
+    """A reset result's per-site rows as events carry them (site, method, seconds, escalated);
+    rows of another shape (a remote agent's) are left out, never raised on."""
+    rows = res.get("sites") if isinstance(res, dict) else None
+    out = []
+    for r in rows if isinstance(rows, list) else []:
+        if isinstance(r, dict) and isinstance(r.get("site"), str) and isinstance(r.get("method"), str):
+            secs = r.get("seconds")
+            out.append({"site": r["site"], "method": r["method"],
+                        "seconds": float(secs) if isinstance(secs, (int, float)) and not isinstance(secs, bool) else 0.0,
+                        "escalated": bool(r.get("escalations"))})
+    return out
 
 
 class Pool:
@@ -203,24 +220,24 @@ class Pool:
             ok, err = True, ""
         except Exception as e:  # noqa: BLE001 - any failure is reported through /status, never lost
             res, ok, err = None, False, f"{type(e).__name__}: {e}"
+        again = False
         with self._lock:
             if slot.epoch != epoch or slot.state != "resetting":
                 return  # the slot changed hands meanwhile (a cluster instance lost, placed again)
             slot.resets += 1
             slot.last_reset = {"at": started, "seconds": round(self.clock() - t0, 3), "ok": ok, "reason": reason,
                                "error": err, "result": res}
-            self.emit("reset_finished", instance=slot.target.instance, seconds=slot.last_reset["seconds"], ok=ok,
-                      error=err, reason=reason,
-                      sites=[{"site": r.get("site"), "method": r.get("method"), "seconds": r.get("seconds"),
-                              "escalated": bool(r.get("escalations"))} for r in (res or {}).get("sites", [])])
             if slot.again:  # a lease ended while this reset ran: its changes need one more
-                slot.again = False
+                slot.again, again = False, True
                 slot.epoch += 1
-                self._spawn(slot, None, False, "lease ended during a reset")
-                return
-            slot.state = "idle" if ok else "failed"
-            slot.error = err
-            slot.done.set()
+            else:
+                slot.state = "idle" if ok else "failed"
+                slot.error = err
+                slot.done.set()
+        self.emit("reset_finished", instance=slot.target.instance, seconds=slot.last_reset["seconds"], ok=ok,
+                  error=err, reason=reason, sites=_site_rows(res))
+        if again:
+            self._spawn(slot, None, False, "lease ended during a reset")
 
     def wait(self, instance: int, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the running reset of ``instance``; True when none
@@ -357,7 +374,7 @@ class Pool:
             slot = self.slots[lease.instance]
             if not healthy:
                 why = " ".join(reason.split())[:300] or "no reason given"
-                slot.state, slot.error = "failed", f"released as unhealthy by {lease.client}: {why}"
+                slot.state, slot.error = "failed", f"{UNHEALTHY} by {lease.client}: {why}"
                 slot.again = False
                 slot.epoch += 1  # a reset its holder started no longer decides the state
                 slot.done.set()
@@ -441,8 +458,8 @@ class Pool:
                     st = checks.status(t, list(t.stack.sites.values()), self.engine)
                     row["sites"] = {r["site"]: {"state": r["state"], "healthy": r["healthy"], "detail": r["detail"],
                                                 "failed": r["failed"]} for r in st}
-                except SitectlError as e:
-                    row["sites"] = {"error": str(e)}
+                except Exception as e:  # noqa: BLE001 - an engine that fails oddly is shown, not raised
+                    row["sites"] = {"error": str(e) if isinstance(e, SitectlError) else f"{type(e).__name__}: {e}"}
                 self._health[n] = (now, row["sites"])
                 row["health_age_s"] = 0.0
         return {"instances": rows, "boot": self.boot}
