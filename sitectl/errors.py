@@ -239,7 +239,7 @@ class DoctorFailed(SitectlError):
 
 
 class ServerRefused(SitectlError):
-    """A reset server (``sitectl serve``, ``sitectl cluster serve``) answered a request of a
+    """A reset server (``sitectl serve``, the pool ``sitectl cluster deploy`` runs) answered a request of a
     lease client (:mod:`sitectl.adapters.lease_client`) with an error; ``status`` is the HTTP
     status (0: no answer), the message the server's own words."""
 

@@ -165,7 +165,8 @@ def test_prometheus_scrapes_with_the_sample_config_and_the_alert_rules_hold(serv
     cfg["global"]["scrape_interval"] = "1s"
     job = cfg["scrape_configs"][0]
     job["static_configs"][0]["targets"] = [server.public_base.removeprefix("http://")]
-    job["authorization"]["credentials_file"] = str(token)
+    assert "authorization" not in job and "#   credentials_file:" in (DOCS / "prometheus.yml").read_text()
+    job["authorization"] = {"type": "Bearer", "credentials_file": str(token)}  # the commented block, filled in
     cfg["rule_files"] = [str(DOCS / "sitectl-alerts.yml")]
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(cfg))
     with socket.socket() as s:
@@ -187,7 +188,8 @@ def test_prometheus_scrapes_with_the_sample_config_and_the_alert_rules_hold(serv
         states = until(lambda: query('sitectl_instance_state{job="sitectl"} == 1'), 30)
         assert {(x["metric"]["sitectl_instance"], x["metric"]["state"]) for x in states} == {("0", "idle"), (str(DOWN), "idle")}
         rules = requests.get(f"http://127.0.0.1:{port}/api/v1/rules", timeout=5).json()["data"]["groups"]
-        assert sorted(r["name"] for g in rules for r in g["rules"]) == ["SitectlInstanceFailed", "SitectlResetP95High"]
+        assert sorted(r["name"] for g in rules for r in g["rules"]) == ["SitectlInstanceFailed", "SitectlResetP95High",
+                                                                         "SitectlServerDown"]
         assert all(r["health"] in ("ok", "unknown") for g in rules for r in g["rules"])
     finally:
         prom.terminate()

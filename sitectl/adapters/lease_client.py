@@ -1,4 +1,4 @@
-"""A client of the reset server's lease API (``sitectl serve`` and ``sitectl cluster serve``,
+"""A client of the reset server's lease API (``sitectl serve`` and the pool ``sitectl cluster deploy`` runs,
 docs/serve.md): the one piece the RL adapters (:mod:`sitectl.adapters.nemo_gym`,
 :mod:`sitectl.adapters.openenv`) share.
 

@@ -67,7 +67,7 @@ class SitectlSandboxProvider:
     """NeMo Gym's ``SandboxProvider`` over a sitectl reset server's leases.
 
     Args:
-        url: the reset server's base URL (``sitectl serve``, ``sitectl cluster serve``).
+        url: the reset server's base URL (``sitectl serve``, the pool ``sitectl cluster deploy`` runs).
         token: the server token; or ``token_file`` (or ``$SITECTL_TOKEN_FILE``).
         client: the holder's name on the server's status page (default ``nemo-gym``).
         ttl_s: seconds a heartbeat keeps a lease; heartbeats run while the sandbox lives.

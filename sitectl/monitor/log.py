@@ -128,7 +128,7 @@ class EventLog:
         if self.fmt == "human":
             return self._human(f"[serve] {message}")
         obj = {"time": self._now(e.get("at")), "level": level, "event": e["event"]}
-        for key in ("instance", "site", "probe", "lease", "client", "op", "reason"):
+        for key in ("instance", "site", "probe", "lease", "client", "op", "reason", "healthy", "error"):
             if e.get(key) not in (None, ""):
                 obj[key] = e[key]
         if e.get("seconds") is not None:
