@@ -230,7 +230,9 @@ def agent(as_json, instance, host, namespace, generation, port, token_file, engi
     agent_pool = start_agent(spec, instance, host, namespace, generation, reporter, engine_kind=engine_kind,
                              site_hosts=site_hosts)
     reporter.step("agent", f"instance {instance} verified; serving on :{port}")
-    srv = make_server(agent_pool, token, ("0.0.0.0", port), public_url=f"http://{host}:{port}")
+    # No probe loop of its own: the fleet's pool reads the agent's health (docs/monitoring.md).
+    srv = make_server(agent_pool, token, ("0.0.0.0", port), public_url=f"http://{host}:{port}", probe_every=0,
+                      title=f"sitectl reset agent, instance {instance}")
     serve(srv)
 
 
