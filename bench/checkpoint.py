@@ -188,6 +188,9 @@ def main() -> None:
     for site in a.sites:
         print(f"bench: {site}: save and restore x{a.reps}", file=sys.stderr)
         per_site[site] = save_restore(target, engine, site, a.reps)
+        # Each site's numbers as soon as they are measured (a later site's failure keeps them).
+        print("bench: result " + json.dumps({"site": site, "save": per_site[site]["save"],
+                                             "restore": per_site[site]["restore"]}), file=sys.stderr)
         if site not in tree_sites:
             continue
         print(f"bench: {site}: tree search, {a.branches} x {a.steps}", file=sys.stderr)
