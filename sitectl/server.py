@@ -45,7 +45,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from sitectl.errors import CheckpointUnavailable, DiffUnavailable, InstanceBusy, SitectlError, UsageError
 from sitectl.monitor import PROBE_EVERY, Monitor
-from sitectl.monitor.log import EventLog, redact  # noqa: F401 - redact: what the serve log may show
+from sitectl.monitor.log import EventLog, redact
 from sitectl.monitor.metrics import CONTENT_TYPE as METRICS_TYPE
 from sitectl.monitor.page import CSP
 from sitectl.ops.envvars import env_vars
@@ -83,7 +83,6 @@ class ResetServer(ThreadingHTTPServer):
     token: str
     reset_wait: float
     public_base: str
-    log = None
     #: The serve log (None: none), the metrics, history and page, and whether /metrics is open.
     events: EventLog | None = None
     monitor: Monitor
@@ -191,7 +190,7 @@ def make_server(pool: Pool, token: str, bind: tuple[str, int] = ("127.0.0.1", 75
     events = EventLog(log, log_format, token) if log is not None else None
     cap = server_class.max_handlers
     srv = server_class(bind, Handler, max(cap, 2 * len(pool.slots) + 16) if cap else cap)
-    srv.pool, srv.token, srv.reset_wait, srv.log = pool, token, reset_wait, log
+    srv.pool, srv.token, srv.reset_wait = pool, token, reset_wait
     srv.events, srv.open_metrics, srv.probe_every = events, open_metrics, probe_every
     srv.monitor = Monitor(pool, events, title)
     host, port = srv.server_address[:2]

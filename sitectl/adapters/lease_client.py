@@ -216,11 +216,10 @@ class LeaseClient:
 
     def _keep(self, lease: HeldLease, lifetime: float | None) -> None:
         every = max(lease.ttl / 3, 0.2)
-        deadline = None if lifetime is None else lifetime
         waited = 0.0
         while not lease._stop.wait(every):
             waited += every
-            if deadline is not None and waited >= deadline:
+            if lifetime is not None and waited >= lifetime:
                 return
             try:
                 self.heartbeat(lease)
